@@ -1,0 +1,14 @@
+"""cule: a batched Atari 2600 emulator that reproduces ALE (ale-py 0.12.1) exactly."""
+from .errors import RomError, UnknownGameError, UnsupportedCartridgeError
+from .roms import Rom, detect_bankswitch, list_games, load_rom
+
+__all__ = [
+    "Rom",
+    "RomError",
+    "UnknownGameError",
+    "UnsupportedCartridgeError",
+    "detect_bankswitch",
+    "list_games",
+    "load_rom",
+]
+__version__ = "0.1.0"

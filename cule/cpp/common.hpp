@@ -1,0 +1,25 @@
+// Shared by every header of the core: fixed-width types and the one
+// host+device annotation. The core must compile unchanged under g++ (CPU
+// backend, kernel host shim), nvcc and NVRTC (CUDA backend), so nothing here
+// may pull in a host-only header when NVRTC compiles it.
+#pragma once
+
+#if defined(__CUDACC_RTC__)
+// NVRTC has no standard library headers; these are the only types we need.
+typedef unsigned char uint8_t;
+typedef signed char int8_t;
+typedef unsigned short uint16_t;
+typedef short int16_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#else
+#include <cstdint>
+#endif
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define CULE_HD __host__ __device__ __forceinline__
+#else
+#define CULE_HD inline
+#endif

@@ -1,0 +1,13 @@
+"""Errors raised by cule. Each message names the problem and what to do about it."""
+
+
+class RomError(ValueError):
+    """A ROM could not be used: missing, unreadable, empty, or of a size no cartridge has."""
+
+
+class UnknownGameError(RomError):
+    """A game name that is neither an ALE game id, a gymnasium ALE name, nor a ROM path."""
+
+
+class UnsupportedCartridgeError(RomError):
+    """The ROM's bank-switching scheme is one cule does not emulate."""
