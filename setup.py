@@ -11,7 +11,7 @@ core = Pybind11Extension(
     ["cule/cpp/bindings.cpp"],
     include_dirs=["cule/cpp"],
     cxx_std=17,
-    extra_compile_args=["-O2", "-Wall", "-Wno-unused-function"],
+    extra_compile_args=["-O3", "-Wall", "-Wno-unused-function"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": build_ext})

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu6507.hpp"
+#include "emulator.hpp"
 #include "flat_bus.hpp"
 
 namespace py = pybind11;
@@ -65,6 +66,37 @@ py::tuple cpu_run_flat(Memory memory, int pc, uint64_t max_instructions) {
   return py::make_tuple(r.pc, r.instructions, r.cycles, r.trapped, (bool)cpu.jammed);
 }
 
+cule::CartType cart_type_of(const std::string& name) {
+  static const std::pair<const char*, cule::CartType> names[] = {
+      {"2K", cule::CartType::k2K},     {"4K", cule::CartType::k4K},     {"F8", cule::CartType::kF8},
+      {"F6", cule::CartType::kF6},     {"F8SC", cule::CartType::kF8SC}, {"F6SC", cule::CartType::kF6SC},
+      {"E0", cule::CartType::kE0},     {"FE", cule::CartType::kFE},     {"DPC", cule::CartType::kDPC}};
+  for (const auto& [n, t] : names)
+    if (name == n) return t;
+  throw std::invalid_argument("unsupported cartridge type '" + name + "'");
+}
+
+std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, int num_envs, int ystart,
+                                              int height, bool hmove_blanks, const std::string& format,
+                                              bool left_paddles, bool right_paddles, bool swap_ports,
+                                              bool swap_paddles, int paddle_min, int paddle_max,
+                                              int initial_switches) {
+  cule::RomSettings s;
+  s.cart = cart_type_of(cart);
+  s.ystart = (uint16_t)ystart;
+  s.height = (uint16_t)height;
+  s.hmove_blanks = hmove_blanks;
+  if (format != "AUTO-DETECT" && format != "PAL" && format != "NTSC")
+    throw std::invalid_argument("format must be AUTO-DETECT, PAL or NTSC");
+  s.detect_format = format == "AUTO-DETECT";
+  s.fixed_pal = format == "PAL";
+  s.initial_switches = (uint8_t)initial_switches;
+  s.controllers = cule::ControllerSetup{(uint8_t)left_paddles, (uint8_t)right_paddles, (uint8_t)swap_ports,
+                                        (uint8_t)swap_paddles, paddle_min, paddle_max};
+  std::string bytes = image;
+  return std::make_unique<cule::Emulator>(std::vector<uint8_t>(bytes.begin(), bytes.end()), s, num_envs);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -76,4 +108,34 @@ PYBIND11_MODULE(_core, m) {
   m.def("cpu_run_flat", &cpu_run_flat, py::arg("memory"), py::arg("pc"), py::arg("max_instructions"),
         "Run from pc on a flat 64 KiB memory until an instruction jumps to itself.\n"
         "Returns (pc, instructions, cycles, trapped, jammed).");
+
+  py::class_<cule::Emulator>(m, "Emulator", "A batch of consoles running one ROM (CPU backend, low level).")
+      .def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("num_envs"), py::arg("ystart"),
+           py::arg("height"), py::arg("hmove_blanks"), py::arg("format"), py::arg("left_paddles"),
+           py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"), py::arg("paddle_min"),
+           py::arg("paddle_max"), py::arg("initial_switches"))
+      .def_property_readonly("num_envs", &cule::Emulator::num_envs)
+      .def_property_readonly("is_pal", &cule::Emulator::is_pal)
+      .def_property_readonly("screen_height", &cule::Emulator::screen_height)
+      .def("power_on", &cule::Emulator::power_on)
+      .def("system_reset", &cule::Emulator::system_reset, py::arg("env"))
+      .def("centre_paddles", &cule::Emulator::centre_paddles, py::arg("env"))
+      .def("set_difficulty", &cule::Emulator::set_difficulty, py::arg("env"), py::arg("difficulty"))
+      .def("emulate", &cule::Emulator::emulate, py::arg("env"), py::arg("action_a"), py::arg("action_b"),
+           py::arg("frames"), py::arg("draw") = true)
+      .def("press_select", &cule::Emulator::press_select, py::arg("env"), py::arg("frames"))
+      .def("ram", [](const cule::Emulator& e, int env) {
+        const auto& ram = e.machine(env).riot.ram;
+        return py::array_t<uint8_t>(128, ram);
+      }, py::arg("env"))
+      .def("screen", [](const cule::Emulator& e, int env) {
+        const uint8_t* p = e.screen(env);
+        return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, p);
+      }, py::arg("env"))
+      .def("frame_info", [](const cule::Emulator& e, int env) {
+        const auto& m = e.machine(env);
+        return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
+                        py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
+                        py::arg("pc") = m.cpu.pc);
+      }, py::arg("env"));
 }
