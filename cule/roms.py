@@ -34,6 +34,34 @@ _MAX_ROM_BYTES = 128 * 1024
 _CARTRIDGE_SIZES = (2048, 4096, 8192, 10240, 10495, 10496, 12288, 16384, 32768, 65536, 131072)
 
 
+# Stella properties (DefProps) of ALE's ROMs that differ from the defaults,
+# by game id; they apply only to the bundled image (Stella keys them by md5).
+# Defaults: YStart 34, Height 210, AUTO-DETECT format, HMOVE blanks on,
+# joysticks, difficulty B/B (SWCHB $3F).
+_PROPERTY_OVERRIDES: dict[str, dict] = {
+    "amidar": dict(initial_switches=0xFF),  # difficulty A/A
+    "backgammon": dict(left_paddles=True),
+    "blackjack": dict(left_paddles=True),
+    "breakout": dict(left_paddles=True),
+    "casino": dict(left_paddles=True),
+    "kaboom": dict(left_paddles=True),
+    "pong": dict(left_paddles=True, right_paddles=True, swap_paddles=True),
+    "carnival": dict(ystart=26, height=214),
+    "journey_escape": dict(height=230),
+    "pooyan": dict(ystart=26, height=220),
+    "qbert": dict(ystart=40),
+    "up_n_down": dict(ystart=30),
+    "surround": dict(swap_ports=True),
+    "wizard_of_wor": dict(swap_ports=True),
+    "asteroids": dict(hmove_blanks=False),
+    "battle_zone": dict(hmove_blanks=False),
+    "darkchambers": dict(hmove_blanks=False),
+    "ms_pacman": dict(hmove_blanks=False),
+}
+_DEFAULT_PROPERTIES = dict(ystart=34, height=210, hmove_blanks=True, format="AUTO-DETECT", left_paddles=False,
+                           right_paddles=False, swap_ports=False, swap_paddles=False, initial_switches=0x3F)
+
+
 @dataclass(frozen=True)
 class Rom:
     """A cartridge image ready for the emulator."""
@@ -43,6 +71,14 @@ class Rom:
     data: bytes = field(repr=False)
     md5: str
     bankswitch: str  # one of SUPPORTED_BANKSWITCH
+
+    @property
+    def properties(self) -> dict:
+        """The Stella properties the console uses for this image (display window, controllers, ...)."""
+        props = dict(_DEFAULT_PROPERTIES)
+        if self.game is not None and _md5_to_bundled_id().get(self.md5) == self.game:
+            props.update(_PROPERTY_OVERRIDES.get(self.game, {}))
+        return props
 
 
 def _ale_roms_dir() -> Path:

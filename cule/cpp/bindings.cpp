@@ -76,11 +76,11 @@ cule::CartType cart_type_of(const std::string& name) {
   throw std::invalid_argument("unsupported cartridge type '" + name + "'");
 }
 
-std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, int num_envs, int ystart,
-                                              int height, bool hmove_blanks, const std::string& format,
-                                              bool left_paddles, bool right_paddles, bool swap_ports,
-                                              bool swap_paddles, int paddle_min, int paddle_max,
-                                              int initial_switches) {
+std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, const std::string& game,
+                                              int num_envs, int ystart, int height, bool hmove_blanks,
+                                              const std::string& format, bool left_paddles, bool right_paddles,
+                                              bool swap_ports, bool swap_paddles, int initial_switches,
+                                              float repeat_action_probability, int max_num_frames_per_episode) {
   cule::RomSettings s;
   s.cart = cart_type_of(cart);
   s.ystart = (uint16_t)ystart;
@@ -92,9 +92,14 @@ std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string
   s.fixed_pal = format == "PAL";
   s.initial_switches = (uint8_t)initial_switches;
   s.controllers = cule::ControllerSetup{(uint8_t)left_paddles, (uint8_t)right_paddles, (uint8_t)swap_ports,
-                                        (uint8_t)swap_paddles, paddle_min, paddle_max};
+                                        (uint8_t)swap_paddles, 0, 0};
+  int id = -1;
+  for (int i = 0; i < (int)cule::GameId::kCount; ++i)
+    if (game == cule::kGameNames[i]) id = i;
+  if (id < 0) throw std::invalid_argument("no game settings for '" + game + "'");
   std::string bytes = image;
-  return std::make_unique<cule::Emulator>(std::vector<uint8_t>(bytes.begin(), bytes.end()), s, num_envs);
+  return std::make_unique<cule::Emulator>(std::vector<uint8_t>(bytes.begin(), bytes.end()), s, id, num_envs,
+                                          repeat_action_probability, max_num_frames_per_episode);
 }
 
 }  // namespace
@@ -109,33 +114,41 @@ PYBIND11_MODULE(_core, m) {
         "Run from pc on a flat 64 KiB memory until an instruction jumps to itself.\n"
         "Returns (pc, instructions, cycles, trapped, jammed).");
 
-  py::class_<cule::Emulator>(m, "Emulator", "A batch of consoles running one ROM (CPU backend, low level).")
-      .def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("num_envs"), py::arg("ystart"),
-           py::arg("height"), py::arg("hmove_blanks"), py::arg("format"), py::arg("left_paddles"),
-           py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"), py::arg("paddle_min"),
-           py::arg("paddle_max"), py::arg("initial_switches"))
+  py::list games;
+  for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
+  m.attr("games") = games;
+
+  py::class_<cule::Emulator>(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).")
+      .def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("game"), py::arg("num_envs"),
+           py::arg("ystart"), py::arg("height"), py::arg("hmove_blanks"), py::arg("format"),
+           py::arg("left_paddles"), py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"),
+           py::arg("initial_switches"), py::arg("repeat_action_probability"),
+           py::arg("max_num_frames_per_episode"))
       .def_property_readonly("num_envs", &cule::Emulator::num_envs)
       .def_property_readonly("is_pal", &cule::Emulator::is_pal)
       .def_property_readonly("screen_height", &cule::Emulator::screen_height)
-      .def("power_on", &cule::Emulator::power_on)
-      .def("system_reset", &cule::Emulator::system_reset, py::arg("env"))
-      .def("centre_paddles", &cule::Emulator::centre_paddles, py::arg("env"))
-      .def("set_difficulty", &cule::Emulator::set_difficulty, py::arg("env"), py::arg("difficulty"))
-      .def("emulate", &cule::Emulator::emulate, py::arg("env"), py::arg("action_a"), py::arg("action_b"),
-           py::arg("frames"), py::arg("draw") = true)
-      .def("press_select", &cule::Emulator::press_select, py::arg("env"), py::arg("frames"))
+      .def("load", &cule::Emulator::load, py::arg("env"), py::arg("seed"), py::arg("mode"), py::arg("difficulty"))
+      .def("reset_game", &cule::Emulator::reset_game, py::arg("env"))
+      .def("act", &cule::Emulator::act, py::arg("env"), py::arg("action_a"), py::arg("action_b") = 18,
+           py::arg("draw") = true)
+      .def("game_over", &cule::Emulator::game_over, py::arg("env"))
+      .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {
-        const auto& ram = e.machine(env).riot.ram;
-        return py::array_t<uint8_t>(128, ram);
+        return py::array_t<uint8_t>(128, e.machine(env).riot.ram);
       }, py::arg("env"))
       .def("screen", [](const cule::Emulator& e, int env) {
-        const uint8_t* p = e.screen(env);
-        return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, p);
+        return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, e.screen(env));
       }, py::arg("env"))
-      .def("frame_info", [](const cule::Emulator& e, int env) {
+      .def("counters", [](const cule::Emulator& e, int env) {
+        const auto& s = e.state(env);
+        return py::make_tuple(s.frame_number, s.episode_frame_number);
+      }, py::arg("env"), "(frame_number, episode_frame_number)")
+      .def("debug", [](const cule::Emulator& e, int env) {
         const auto& m = e.machine(env);
+        const auto& s = e.state(env);
         return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
                         py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
-                        py::arg("pc") = m.cpu.pc);
+                        py::arg("pc") = m.cpu.pc, py::arg("mode_error") = (bool)s.mode_error,
+                        py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
       }, py::arg("env"));
 }

@@ -12,6 +12,8 @@
 #include "ale.hpp"
 #include "carts.hpp"
 #include "console.hpp"
+#include "environment.hpp"
+#include "games/registry.hpp"
 
 namespace cule {
 
@@ -49,9 +51,11 @@ class Emulator {
   // SuperChip) per reset; the table wraps after that (documented limit).
   static constexpr uint32_t kRngDraws = 1u << 20;
 
-  Emulator(std::vector<uint8_t> image, const RomSettings& settings, int num_envs)
+  Emulator(std::vector<uint8_t> image, const RomSettings& settings, int game, int num_envs,
+           float repeat_action_probability, int max_num_frames_per_episode)
       : image_(std::move(image)), settings_(settings), n_(num_envs) {
     if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive");
+    if (game < 0 || game >= (int)GameId::kCount) throw std::invalid_argument("unknown game id");
     rng_draws_.resize(kRngDraws);
     std::mt19937 mt(4753849u);
     for (auto& d : rng_draws_) d = (uint32_t)mt();
@@ -59,78 +63,56 @@ class Emulator {
     rom_.rng_draws = rng_draws_.data();
     rom_.rng_count = kRngDraws;
     rom_.initial_switches = settings.initial_switches;
-    machines_.resize(n_);
-    ale_.resize(n_);
-    events_.resize(n_);
-    power_on();
+    config_.controllers = settings.controllers;
+    Games::paddle_range((uint8_t)game, config_.controllers.paddle_min, config_.controllers.paddle_max);
+    config_.repeat_action_probability = repeat_action_probability;
+    config_.max_num_frames_per_episode = max_num_frames_per_episode;
+    config_.game = (uint8_t)game;
+    config_.uses_paddles = settings.controllers.left_paddles || settings.controllers.right_paddles;
+    power_on_template();
+    machines_.assign(n_, power_on_);
+    envs_.resize(n_);
+    buffers_.assign((size_t)n_ * buffer_bytes(), 0);
   }
 
   int num_envs() const { return n_; }
   bool is_pal() const { return pal_; }
-  const TiaConfig& tia_config() const { return rom_.tia; }
   int screen_height() const { return rom_.tia.height; }
 
-  // The Console constructor for every environment: one detection run (it is
-  // the same in all of them), then the final System::reset, copied to all.
-  void power_on() {
-    TiaConfig ntsc{settings_.ystart, settings_.height, 290, 0, (uint8_t)settings_.hmove_blanks};
-    with_cart(settings_.cart, [&](auto cart) {
-      using Cart = decltype(cart);
-      Machine& m = machines_[0];
-      rom_.tia = ntsc;
-      const Controls idle = ale::controls_from_events(Events{}, settings_.controllers);
-      pal_ = console::power_on_detect_pal<Cart>(m, rom_, ntsc, settings_.detect_format, idle) || settings_.fixed_pal;
-      TiaConfig final_config = ntsc;
-      if (pal_) {
-        final_config.max_scanlines = 342;
-        final_config.color_loss = 1;
-        if (final_config.height == 210) final_config.height = 250;
-      }
-      rom_.tia = final_config;
-      buffers_.assign((size_t)n_ * buffer_bytes(), 0);
-      console::system_reset<Cart>(m, rom_, final_config, buffer(0));
-      for (int i = 1; i < n_; ++i) machines_[i] = m;
-    });
-    for (int i = 0; i < n_; ++i) {
-      ale_[i] = AleState{};
-      events_[i] = Events{};
-    }
+  // ALE's loadROM: a freshly built console, the environment RNG seeded, the
+  // mode and difficulty stored, then reset_game.
+  void load(int env, uint32_t seed, int mode, int difficulty) {
+    check(env);
+    machines_[env] = power_on_;
+    std::memset(buffer(env), 0, buffer_bytes());
+    EnvState& s = envs_[env];
+    s = EnvState{};
+    s.rng.seed(seed);
+    s.ale.mode = (uint8_t)mode;
+    s.ale.difficulty = (uint8_t)difficulty;
+    s.action_a = kNoop;
+    s.action_b = kPlayerBNoop;
+    reset_game(env);
   }
 
-  // System::reset of one environment (the first step of ALE's reset_game).
-  void system_reset(int env) {
-    check(env);
-    with_cart(settings_.cart, [&](auto cart) {
-      console::system_reset<decltype(cart)>(machines_[env], rom_, rom_.tia, buffer(env));
-    });
+  void reset_game(int env) {
+    with_env(env, true, [](auto& e) { e.reset_game(); });
   }
 
-  void centre_paddles(int env) { ale::centre_paddles(events_[check(env)], ale_[env], settings_.controllers); }
-  void set_difficulty(int env, int d) { ale_[check(env)].difficulty = (uint8_t)d; }
-
-  // StellaEnvironment::emulate: joystick events set once for all frames,
-  // paddles moved every frame. `draw`: produce pixels (the observed frames).
-  void emulate(int env, int action_a, int action_b, int frames, bool draw = true) {
-    check(env);
-    Events& e = events_[env];
-    const ControllerSetup& setup = settings_.controllers;
-    const bool paddles = setup.left_paddles || setup.right_paddles;
-    if (!paddles) ale::apply_joysticks(e, ale_[env].difficulty, action_a, action_b);
-    for (int f = 0; f < frames; ++f) {
-      if (paddles) ale::apply_paddles(e, ale_[env], setup, action_a, action_b);
-      run_frame(env, draw);
-    }
-  }
-
-  // StellaEnvironment::pressSelect's frames (SELECT held, nothing else).
-  void press_select(int env, int frames) {
-    check(env);
-    ale::press_select(events_[env], ale_[env].difficulty);
-    for (int f = 0; f < frames; ++f) run_frame(env, true);
+  int act(int env, int action_a, int action_b, bool draw = true) {
+    int reward = 0;
+    with_env(env, draw, [&](auto& e) { reward = e.act(action_a, action_b); });
+    return reward;
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }
-  Machine& machine(int env) { return machines_[check(env)]; }
+  const EnvState& state(int env) const { return envs_[check(env)]; }
+  bool game_over(int env) const {
+    const EnvState& s = envs_[check(env)];
+    return s.game.terminal ||
+           (config_.max_num_frames_per_episode > 0 && s.episode_frame_number >= config_.max_num_frames_per_episode);
+  }
+  int lives(int env) const { return Games::lives(config_.game, envs_[check(env)].game); }
   const uint8_t* screen(int env) const {
     return buffers_.data() + (size_t)check(env) * buffer_bytes() +
            (size_t)machines_[env].tia.current_buffer * rom_.tia.height * kScreenWidth;
@@ -144,11 +126,33 @@ class Emulator {
     return env;
   }
 
-  void run_frame(int env, bool draw) {
-    Machine& m = machines_[env];
-    m.controls = ale::controls_from_events(events_[env], settings_.controllers);
+  template <class F>
+  void with_env(int env, bool draw, F&& f) {
+    check(env);
     with_cart(settings_.cart, [&](auto cart) {
-      console::run_frame<decltype(cart)>(m, rom_, draw ? buffer(env) : nullptr);
+      AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, draw ? buffer(env) : nullptr};
+      f(e);
+    });
+  }
+
+  // The Console constructor, once: NTSC/PAL detection is the same for every
+  // environment, so each load copies the resulting machine.
+  void power_on_template() {
+    TiaConfig ntsc{settings_.ystart, settings_.height, 290, 0, (uint8_t)settings_.hmove_blanks};
+    with_cart(settings_.cart, [&](auto cart) {
+      using Cart = decltype(cart);
+      rom_.tia = ntsc;
+      const Controls idle = ale::controls_from_events(Events{}, config_.controllers);
+      pal_ = console::power_on_detect_pal<Cart>(power_on_, rom_, ntsc, settings_.detect_format, idle) ||
+             settings_.fixed_pal;
+      TiaConfig final_config = ntsc;
+      if (pal_) {
+        final_config.max_scanlines = 342;
+        final_config.color_loss = 1;
+        if (final_config.height == 210) final_config.height = 250;
+      }
+      rom_.tia = final_config;
+      console::system_reset<Cart>(power_on_, rom_, final_config, nullptr);
     });
   }
 
@@ -157,10 +161,11 @@ class Emulator {
   int n_;
   bool pal_ = false;
   RomView rom_{};
+  EnvConfig config_{};
+  Machine power_on_{};
   std::vector<uint32_t> rng_draws_;
   std::vector<Machine> machines_;
-  std::vector<AleState> ale_;
-  std::vector<Events> events_;
+  std::vector<EnvState> envs_;
   std::vector<uint8_t> buffers_;
 };
 
