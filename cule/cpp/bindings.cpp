@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -131,6 +132,37 @@ PYBIND11_MODULE(_core, m) {
       .def("reset_game", &cule::Emulator::reset_game, py::arg("env"))
       .def("act", &cule::Emulator::act, py::arg("env"), py::arg("action_a"), py::arg("action_b") = 18,
            py::arg("draw") = true)
+      .def("act_batch", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> actions,
+                           std::optional<py::array_t<uint8_t, py::array::c_style>> active, bool draw,
+                           int num_threads) {
+        if (actions.ndim() != 1 || actions.shape(0) != e.num_envs())
+          throw std::invalid_argument("actions must be a 1-D int32 array with one entry per environment");
+        if (active && (active->ndim() != 1 || active->shape(0) != e.num_envs()))
+          throw std::invalid_argument("active must be a 1-D uint8 array with one entry per environment");
+        const uint8_t* active_ptr = active ? active->data() : nullptr;
+        py::array_t<int32_t> rewards(e.num_envs());
+        py::array_t<bool> terminal(e.num_envs()), truncated(e.num_envs());
+        {
+          py::gil_scoped_release release;
+          e.act_batch(actions.data(), active_ptr, rewards.mutable_data(),
+                      reinterpret_cast<uint8_t*>(terminal.mutable_data()),
+                      reinterpret_cast<uint8_t*>(truncated.mutable_data()), draw, num_threads);
+        }
+        return py::make_tuple(rewards, terminal, truncated);
+      }, py::arg("actions"), py::arg("active") = py::none(), py::arg("draw") = true, py::arg("num_threads") = 0,
+         "ALE act() on every environment (player A action ids); returns (rewards, terminal, truncated).")
+      .def("observe", [](const cule::Emulator& e) {
+        py::array_t<uint8_t> screens({e.num_envs(), e.screen_height(), (int)cule::kScreenWidth});
+        py::array_t<int32_t> lives(e.num_envs());
+        e.observe(screens.mutable_data(), lives.mutable_data());
+        return py::make_tuple(screens, lives);
+      }, "(screens [N, H, 160] palette indices, lives [N])")
+      .def("reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask, int num_threads) {
+        if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
+          throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
+        py::gil_scoped_release release;
+        e.reset_batch(mask.data(), num_threads);
+      }, py::arg("mask"), py::arg("num_threads") = 0)
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {

@@ -3,8 +3,15 @@
 // code it calls is the same the CUDA kernels run.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +51,76 @@ auto with_cart(CartType type, F&& f) {
   }
   throw std::invalid_argument("unknown cartridge type");
 }
+
+// A fixed set of worker threads that run one job over task indices 0..n-1;
+// the calling thread works too. Threads are created once: starting threads
+// per step costs more than a frame of emulation.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      ++generation_;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int size() const { return (int)workers_.size() + 1; }
+
+  void run(int tasks, const std::function<void(int)>& job) {
+    if (workers_.empty() || tasks <= 1) {
+      for (int i = 0; i < tasks; ++i) job(i);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &job;
+      tasks_ = tasks;
+      next_ = 0;
+      busy_ = (int)workers_.size();
+      ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return busy_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void drain() {
+    for (int i = next_++; i < tasks_; i = next_++) (*job_)(i);
+  }
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stopping_) return;
+      }
+      drain();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--busy_ == 0) done_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* job_ = nullptr;
+  std::atomic<int> next_{0};
+  int tasks_ = 0, busy_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+};
 
 class Emulator {
  public:
@@ -105,6 +182,34 @@ class Emulator {
     return reward;
   }
 
+  // ALE act() on every environment: actions are ALE action ids for player A.
+  // Runs the environments on `num_threads` threads (0: all cores); each
+  // environment's result does not depend on the thread count.
+  // `active` (may be null): environments with 0 are left alone this call.
+  void act_batch(const int32_t* actions, const uint8_t* active, int32_t* rewards, uint8_t* terminal,
+                 uint8_t* truncated, bool draw, int num_threads) {
+    parallel_for(num_threads, [&](int env) {
+      rewards[env] = (active && !active[env]) ? 0 : act(env, actions[env], kPlayerBNoop, draw);
+      terminal[env] = envs_[env].game.terminal;
+      truncated[env] = !terminal[env] && game_over(env);
+    });
+  }
+
+  // Copies every environment's current screen (palette indices) and lives.
+  void observe(uint8_t* screens, int32_t* lives) const {
+    const size_t frame = (size_t)rom_.tia.height * kScreenWidth;
+    for (int env = 0; env < n_; ++env) {
+      std::memcpy(screens + env * frame, screen(env), frame);
+      lives[env] = this->lives(env);
+    }
+  }
+
+  void reset_batch(const uint8_t* mask, int num_threads) {
+    parallel_for(num_threads, [&](int env) {
+      if (mask[env]) reset_game(env);
+    });
+  }
+
   const Machine& machine(int env) const { return machines_[check(env)]; }
   const EnvState& state(int env) const { return envs_[check(env)]; }
   bool game_over(int env) const {
@@ -124,6 +229,14 @@ class Emulator {
   int check(int env) const {
     if (env < 0 || env >= n_) throw std::out_of_range("env index " + std::to_string(env) + " out of range");
     return env;
+  }
+
+  template <class F>
+  void parallel_for(int num_threads, F&& f) {
+    int threads = num_threads > 0 ? num_threads : (int)std::thread::hardware_concurrency();
+    threads = std::max(1, std::min(threads, n_));
+    if (!pool_ || pool_->size() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+    pool_->run(n_, std::function<void(int)>(f));
   }
 
   template <class F>
@@ -167,6 +280,7 @@ class Emulator {
   std::vector<Machine> machines_;
   std::vector<EnvState> envs_;
   std::vector<uint8_t> buffers_;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace cule

@@ -1,0 +1,78 @@
+"""AtariVectorEnv's raw configuration behaves as ALEInterface(frame_skip=1) (issue 3)."""
+import numpy as np
+import pytest
+import torch
+
+import cule
+from ale_oracle import ale_interface
+
+RAW = dict(frameskip=1, grayscale=False, img_height=210, img_width=160, stack_num=1, maxpool=False, noop_max=0,
+           use_fire_reset=False, reward_clipping=False, repeat_action_probability=0.0, full_action_space=True,
+           reset_mode="ale")
+
+
+def _gym_seed(seed):
+    # gymnasium's AtariEnv passes SeedSequence(seed).generate_state(2)[1] to ALE.
+    return int(np.random.SeedSequence(seed).generate_state(2)[1])
+
+
+@pytest.mark.parametrize("game", ["pong", "space_invaders", "breakout", "adventure"])
+def test_raw_env_matches_ale_interface(game):
+    if game not in cule._core.games:
+        pytest.skip(f"{game}: no game unit yet")
+    n = 2
+    env = cule.AtariVectorEnv(game, num_envs=n, **RAW)
+    obs, _ = env.reset(seed=7)
+    ales = []
+    for i in range(n):
+        s = _gym_seed(7 + i)
+        ale = ale_interface(game, seed=s - (1 << 32) if s >= 1 << 31 else s)  # ALE takes it as an int32
+        ale.reset_game()  # gymnasium's reset(seed) = loadROM + reset_game
+        ales.append(ale)
+    rng = np.random.default_rng(3)
+    for t in range(300):
+        for i, ale in enumerate(ales):
+            assert np.array_equal(env.get_ram()[i].numpy(), ale.getRAM()), f"RAM env {i} step {t}"
+            assert np.array_equal(env.get_screen()[i].numpy(), ale.getScreen()), f"screen env {i} step {t}"
+            assert np.array_equal(obs[i, 0].numpy(), ale.getScreenRGB()), f"RGB env {i} step {t}"
+        actions = rng.integers(0, 18, size=n)
+        obs, rewards, terminated, truncated, info = env.step(torch.from_numpy(actions))
+        for i, ale in enumerate(ales):
+            assert rewards[i].item() == ale.act(int(actions[i]))
+            assert terminated[i].item() == ale.game_over()
+            assert info["lives"][i].item() == ale.lives()
+        if terminated.any():
+            break
+
+
+def test_bad_arguments_say_what_to_do():
+    with pytest.raises(ValueError, match="num_envs"):
+        cule.AtariVectorEnv("pong", num_envs=0, **RAW)
+    with pytest.raises(ValueError, match="frameskip"):
+        cule.AtariVectorEnv("pong", num_envs=1, **{**RAW, "frameskip": 0})
+    with pytest.raises(ValueError, match="repeat_action_probability"):
+        cule.AtariVectorEnv("pong", num_envs=1, **{**RAW, "repeat_action_probability": 1.5})
+    with pytest.raises(ValueError, match="reset_mode"):
+        cule.AtariVectorEnv("pong", num_envs=1, **{**RAW, "reset_mode": "bogus"})
+    with pytest.raises(ValueError, match="modes"):
+        cule.AtariVectorEnv("pong", num_envs=1, mode=7, **RAW)
+    with pytest.raises(cule.UnknownGameError):
+        cule.AtariVectorEnv("pongg", num_envs=1, **RAW)
+    env = cule.AtariVectorEnv("pong", num_envs=2, **RAW)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="outside the action set"):
+        env.step(torch.tensor([0, 18]))
+    with pytest.raises(ValueError, match="expected 2 actions"):
+        env.step(torch.tensor([0, 1, 2]))
+
+
+def test_same_seed_same_trajectory_any_thread_count():
+    runs = []
+    for threads in (1, 2):
+        env = cule.AtariVectorEnv("pong", num_envs=3, num_threads=threads, **RAW)
+        env.reset(seed=11)
+        rng = np.random.default_rng(0)
+        for _ in range(100):
+            env.step(torch.from_numpy(rng.integers(0, 18, size=3)))
+        runs.append((env.get_ram().clone(), env.get_screen().clone()))
+    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
