@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import cule
+import cule.games
 from ale_oracle import N_ACTIONS, ale_interface
 from cule.backends.cpu import make_emulator
 
@@ -60,9 +61,11 @@ def compare(game: str, frames: int, *, action_seed: int = 0, reset_every: int | 
             mode: int | None = None) -> Result:
     ale = ale_interface(game, seed=seed, mode=mode)
     emu = make_emulator(cule.load_rom(game), 1)
-    emu.load(0, seed, int(ale.getAvailableModes()[0]) if mode is None else mode, 0)
+    # As ale_interface: loadROM in the default mode, then setMode and reset_game.
+    emu.load(0, seed, cule.games.game_info(game)["default_mode"], 0)
     if mode is not None:
-        emu.reset_game(0)  # ale_interface resets after setting the mode, as gymnasium does
+        emu.set_mode(0, mode, 0)
+        emu.reset_game(0)
     actions = np.random.default_rng(action_seed).integers(0, N_ACTIONS, size=frames)
     resets = 0
     what = _difference(emu, ale, 0, 0)

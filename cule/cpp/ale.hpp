@@ -38,8 +38,8 @@ struct Events {
 // ALE's own per-environment state.
 struct AleState {
   int32_t paddle[2];  // m_left_paddle, m_right_paddle: resistance of PaddleZero/One
+  uint16_t mode;      // applied at the next reset_game (video_cube's modes reach 5002)
   uint8_t difficulty;
-  uint8_t mode;
 };
 
 namespace ale {

@@ -84,6 +84,9 @@ struct ConsoleBus {
       v = tia::peek(m.tia, frame, address, m.cycles, m.data_bus, m.controls.tia);
     }
     m.data_bus = v;
+#ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(machine, address, value, is_write)
+    CULE_TRACE_ACCESS(m, address, v, false);
+#endif
     return v;
   }
 
@@ -99,6 +102,9 @@ struct ConsoleBus {
       if (r.stop) m.stop = 1;
     }
     m.data_bus = v;
+#ifdef CULE_TRACE_ACCESS
+    CULE_TRACE_ACCESS(m, address, v, true);
+#endif
   }
 
   CULE_HD void tick(uint32_t n) { m.cycles += n; }

@@ -165,11 +165,17 @@ class Emulator {
     EnvState& s = envs_[env];
     s = EnvState{};
     s.rng.seed(seed);
-    s.ale.mode = (uint8_t)mode;
+    s.ale.mode = (uint16_t)mode;
     s.ale.difficulty = (uint8_t)difficulty;
     s.action_a = kNoop;
     s.action_b = kPlayerBNoop;
     reset_game(env);
+  }
+
+  // ALE's setMode / setDifficulty: stored, applied by the next reset_game.
+  void set_mode(int env, int mode, int difficulty) {
+    envs_[check(env)].ale.mode = (uint16_t)mode;
+    envs_[env].ale.difficulty = (uint8_t)difficulty;
   }
 
   void reset_game(int env) {

@@ -662,7 +662,9 @@ CULE_HD uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, 
   const uint8_t noise = data_bus & 0x3F;
   const uint8_t reg = address & 0x0F;
   if (reg < 8) {
-    const int bit = reg * 2;
+    // Two latch bits per register, D7 then D6, except CXBLPF (6) which has
+    // one; so CXPPMM (7) reads bits 13 and 14.
+    const int bit = reg == 7 ? 13 : reg * 2;
     uint8_t v = ((t.collision >> bit) & 1) ? 0x80 : 0x00;
     if (reg != 6 && ((t.collision >> (bit + 1)) & 1)) v |= 0x40;
     return v | noise;
