@@ -130,8 +130,11 @@ class AtariVectorEnv:
         self.stack_num = stack_num
         self.grayscale = grayscale
         self.reward_clipping = reward_clipping
+        self.max_episode_steps = max_num_frames_per_episode if max_num_frames_per_episode > 0 else 2**31 - 1
+        # ale-py's vector env counts the episode's frames itself; ALE's own
+        # limit stays off.
         self.emulator = make_emulator(self.rom, num_envs, repeat_action_probability=repeat_action_probability,
-                                      max_num_frames_per_episode=max_num_frames_per_episode)
+                                      max_num_frames_per_episode=0)
         self.screen_height = self.emulator.screen_height
         if (img_height, img_width) != (self.screen_height, 160):
             raise NotImplementedError(
@@ -143,6 +146,8 @@ class AtariVectorEnv:
         # Kept in numpy: torch's CPU kernels spin up their thread pool for
         # copies this small, which costs more than the copy.
         self._stack = np.zeros((num_envs, stack_num) + frame_shape, dtype=np.uint8)
+        # The last two captured frames of each environment (palette indices).
+        self._captures = np.zeros((num_envs, 2, self.screen_height, 160), dtype=np.uint8)
         self._needs_reset = np.ones(num_envs, dtype=bool)
         self._seeded = False
 
@@ -156,49 +161,45 @@ class AtariVectorEnv:
         without one, each environment runs ALE's reset_game.
         """
         if seed is not None or not self._seeded:
-            seeds = self._seeds(seed)
             # gymnasium's AtariEnv.reset(seed): loadROM (power-on and its own
-            # reset_game), then reset_game once more.
-            for i, s in enumerate(seeds):
+            # reset_game), then reset_game once more (below).
+            for i, s in enumerate(self._seeds(seed)):
                 self.emulator.load(i, s, self.mode, self.difficulty)
-            self.emulator.reset_batch(np.ones(self.num_envs, dtype=np.uint8), self.num_threads)
             self._seeded = True
-        else:
-            self.emulator.reset_batch(np.ones(self.num_envs, dtype=np.uint8), self.num_threads)
+        everyone = np.ones(self.num_envs, dtype=np.uint8)
+        self.emulator.vector_reset_batch(everyone, self._captures, self.num_threads)
         self._needs_reset[:] = False
         self._stack[:] = 0
-        obs, lives = self._observe()
-        return obs, {"lives": torch.from_numpy(lives).to(self.device)}
+        obs = self._observe(everyone.astype(bool))
+        return obs, {"lives": torch.from_numpy(self.emulator.observe()[1]).to(self.device)}
 
     def step(self, actions):
-        """Steps every environment; returns (obs, rewards, terminated, truncated, info) as tensors."""
+        """Steps every environment; returns (obs, rewards, terminated, truncated, info) as tensors.
+
+        An environment whose episode ended in the previous step is reset
+        instead (NextStep autoreset): its observation is the new episode's
+        first, with reward 0 and both flags false.
+        """
         actions = torch.as_tensor(actions).cpu().numpy().astype(np.int64).reshape(-1)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
         if (actions < 0).any() or (actions >= len(self.action_set)).any():
             bad = actions[(actions < 0) | (actions >= len(self.action_set))][0]
             raise ValueError(f"action {bad} is outside the action set of {len(self.action_set)} actions")
-        ale_actions = self.action_set[actions]
         resetting = self._needs_reset.copy()
         if resetting.any():
-            self.emulator.reset_batch(resetting.astype(np.uint8), self.num_threads)
-        rewards = np.zeros(self.num_envs, dtype=np.int64)
-        terminated = np.zeros(self.num_envs, dtype=bool)
-        truncated = np.zeros(self.num_envs, dtype=bool)
-        # Environments reset by this step (NextStep autoreset) emulate nothing more.
-        active = (~resetting).astype(np.uint8)
-        pool = None
-        for f in range(self.frameskip):
-            r, term, trunc = self.emulator.act_batch(ale_actions, active, True, self.num_threads)
-            rewards += r
-            terminated |= term & ~resetting
-            truncated |= trunc & ~resetting
-            if self.maxpool and f == self.frameskip - 2:
-                pool = self._frame(self.emulator.observe()[0])
-        obs, lives = self._observe(pool)
+            self.emulator.vector_reset_batch(resetting.astype(np.uint8), self._captures, self.num_threads)
+            self._stack[resetting] = 0
+        rewards, game_over, truncated, life_lost, lives = self.emulator.step_batch(
+            self.action_set[actions], (~resetting).astype(np.uint8), self.frameskip, self.max_episode_steps,
+            False, self._captures, self.num_threads)
+        terminated = game_over & ~resetting
+        truncated = truncated & ~terminated & ~resetting
+        rewards = rewards.astype(np.int64)
         if self.reward_clipping:
-            rewards = np.sign(rewards)
+            rewards = np.clip(rewards, -1, 1)
         self._needs_reset = terminated | truncated
+        obs = self._observe(np.ones(self.num_envs, dtype=bool))
         info = {"lives": torch.from_numpy(lives).to(self.device)}
         return (obs, torch.from_numpy(rewards).to(self.device), torch.from_numpy(terminated).to(self.device),
                 torch.from_numpy(truncated).to(self.device), info)
@@ -237,15 +238,12 @@ class AtariVectorEnv:
         # gymnasium's AtariEnv: SeedSequence(seed) -> (numpy seed, ALE seed).
         return [int(np.random.SeedSequence(int(s)).generate_state(2)[1]) for s in seeds]
 
-    def _frame(self, screens: np.ndarray) -> np.ndarray:
-        return self._palette[screens]
-
-    def _observe(self, pool: np.ndarray | None = None):
-        screens, lives = self.emulator.observe()
-        frame = self._frame(screens)
-        if pool is not None:  # max of the last two frames, pixel by pixel, after the palette
-            np.maximum(frame, pool, out=frame)
+    def _observe(self, which: np.ndarray) -> torch.Tensor:
+        """Pushes the processed frame of the environments in `which` onto their stacks (ale-py's process_screen)."""
+        frame = self._palette[self._captures[:, 0]]
+        if self.maxpool:
+            np.maximum(frame, self._palette[self._captures[:, 1]], out=frame)
         if self.stack_num > 1:
-            self._stack[:, :-1] = self._stack[:, 1:]
-        self._stack[:, -1] = frame
-        return torch.from_numpy(self._stack.copy()).to(self.device), lives
+            self._stack[which, :-1] = self._stack[which, 1:]
+        self._stack[which, -1] = frame[which]
+        return torch.from_numpy(self._stack.copy()).to(self.device)

@@ -21,14 +21,15 @@ def test_raw_env_matches_ale_interface(game):
     if game not in cule._core.games:
         pytest.skip(f"{game}: no game unit yet")
     n = 2
-    env = cule.AtariVectorEnv(game, num_envs=n, **RAW)
-    obs, _ = env.reset(seed=7)
     ales = []
     for i in range(n):
         s = _gym_seed(7 + i)
         ale = ale_interface(game, seed=s - (1 << 32) if s >= 1 << 31 else s)  # ALE takes it as an int32
         ale.reset_game()  # gymnasium's reset(seed) = loadROM + reset_game
         ales.append(ale)
+    height = ales[0].getScreen().shape[0]  # 250 for PAL games
+    env = cule.AtariVectorEnv(game, num_envs=n, **{**RAW, "img_height": height})
+    obs, _ = env.reset(seed=7)
     rng = np.random.default_rng(3)
     for t in range(300):
         for i, ale in enumerate(ales):

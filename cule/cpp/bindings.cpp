@@ -159,6 +159,39 @@ PYBIND11_MODULE(_core, m) {
         e.observe(screens.mutable_data(), lives.mutable_data());
         return py::make_tuple(screens, lives);
       }, "(screens [N, H, 160] palette indices, lives [N])")
+      .def("step_batch", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> actions,
+                            py::array_t<uint8_t, py::array::c_style> active, int frameskip, int max_episode_steps,
+                            bool episodic_life, py::array_t<uint8_t, py::array::c_style> captures, int num_threads) {
+        const int n = e.num_envs();
+        if (actions.ndim() != 1 || actions.shape(0) != n || active.ndim() != 1 || active.shape(0) != n)
+          throw std::invalid_argument("actions (int32) and active (uint8) need one entry per environment");
+        if (captures.ndim() != 4 || captures.shape(0) != n || captures.shape(1) != 2 ||
+            captures.shape(2) != e.screen_height() || captures.shape(3) != (int)cule::kScreenWidth)
+          throw std::invalid_argument("captures must be uint8 [num_envs, 2, screen_height, 160]");
+        if (frameskip <= 0) throw std::invalid_argument("frameskip must be positive");
+        py::array_t<int32_t> rewards(n), lives(n);
+        py::array_t<bool> over(n), trunc(n), lost(n);
+        {
+          py::gil_scoped_release release;
+          e.step_batch(actions.data(), active.data(), frameskip, max_episode_steps, episodic_life,
+                       rewards.mutable_data(), reinterpret_cast<uint8_t*>(over.mutable_data()),
+                       reinterpret_cast<uint8_t*>(trunc.mutable_data()),
+                       reinterpret_cast<uint8_t*>(lost.mutable_data()), lives.mutable_data(),
+                       captures.mutable_data(), num_threads);
+        }
+        return py::make_tuple(rewards, over, trunc, lost, lives);
+      }, py::arg("actions"), py::arg("active"), py::arg("frameskip"), py::arg("max_episode_steps"),
+         py::arg("episodic_life"), py::arg("captures"), py::arg("num_threads") = 0,
+         "ale-py vector env steps (ALE action ids); returns (rewards, game_over, truncated, life_lost, lives).")
+      .def("vector_reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask,
+                                    py::array_t<uint8_t, py::array::c_style> captures, int num_threads) {
+        if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
+          throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
+        if (captures.ndim() != 4 || captures.shape(0) != e.num_envs())
+          throw std::invalid_argument("captures must be uint8 [num_envs, 2, screen_height, 160]");
+        py::gil_scoped_release release;
+        e.vector_reset_batch(mask.data(), captures.mutable_data(), num_threads);
+      }, py::arg("mask"), py::arg("captures"), py::arg("num_threads") = 0)
       .def("reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask, int num_threads) {
         if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
           throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
@@ -210,7 +243,7 @@ PYBIND11_MODULE(_core, m) {
                         py::arg("timer_set") = m.riot.timer_set_cycle,
                         py::arg("int_read") = m.riot.interrupt_read_cycle,
                         py::arg("read_after_int") = (bool)m.riot.read_after_interrupt, py::arg("ddra") = m.riot.ddra,
-                        py::arg("mode_error") = (bool)s.mode_error,
+                        py::arg("mode_error") = (bool)s.mode_error, py::arg("short_frames") = s.short_frames,
                         py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
       }, py::arg("env"));
 }

@@ -210,6 +210,66 @@ class Emulator {
     }
   }
 
+  // ale-py vector env steps for every active environment (see
+  // AleEnv::vector_step). `captures`: per environment the last two captured
+  // frames, [N][2][height * 160] palette indices, updated in place.
+  // Frames are drawn only when captured; if a step turns out to contain a
+  // frame that ended above the window's last line (whose missing rows ALE
+  // fills with an older frame's), the step is run again drawing every frame,
+  // and an environment where that happens twice draws every frame from then on.
+  void step_batch(const int32_t* actions, const uint8_t* active, int frameskip, int max_episode_steps,
+                  bool episodic_life, int32_t* rewards, uint8_t* game_over, uint8_t* truncated, uint8_t* life_lost,
+                  int32_t* lives,
+                  uint8_t* captures, int num_threads) {
+    const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
+    parallel_for(num_threads, [&](int env) {
+      if (active && !active[env]) {
+        rewards[env] = 0;
+        game_over[env] = truncated[env] = life_lost[env] = 0;
+        lives[env] = envs_[env].lives;
+        return;
+      }
+      uint8_t* capture[2] = {captures + (size_t)env * 2 * frame, captures + (size_t)env * 2 * frame + frame};
+      with_cart(settings_.cart, [&](auto cart) {
+        AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, buffer(env)};
+        const Machine machine_before = machines_[env];
+        const EnvState state_before = envs_[env];
+        bool over, trunc, lost;
+        int reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, capture, frame, over,
+                                   trunc, lost);
+        if (!state_before.draw_all && envs_[env].short_frames != state_before.short_frames) {
+          machines_[env] = machine_before;
+          envs_[env] = state_before;
+          envs_[env].draw_all = 1;
+          reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, capture, frame, over,
+                                 trunc, lost);
+          // Once is usually a game restarting; twice means the game draws short frames.
+          envs_[env].draw_all = ++envs_[env].short_steps >= 2;
+        }
+        rewards[env] = reward;
+        game_over[env] = over;
+        truncated[env] = trunc;
+        life_lost[env] = lost;
+        lives[env] = envs_[env].lives;
+      });
+    });
+  }
+
+  // ale-py vector env reset of the masked environments: reset_game, then the
+  // observation buffers hold the screen and a black frame.
+  void vector_reset_batch(const uint8_t* mask, uint8_t* captures, int num_threads) {
+    const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
+    parallel_for(num_threads, [&](int env) {
+      if (!mask[env]) return;
+      reset_game(env);
+      envs_[env].elapsed_steps = 0;
+      envs_[env].lives = lives(env);
+      uint8_t* c = captures + (size_t)env * 2 * frame;
+      std::memcpy(c, screen(env), frame);
+      std::memset(c + frame, 0, frame);
+    });
+  }
+
   void reset_batch(const uint8_t* mask, int num_threads) {
     parallel_for(num_threads, [&](int env) {
       if (mask[env]) reset_game(env);

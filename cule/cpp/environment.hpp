@@ -24,6 +24,12 @@ struct EnvState {
   Events events;
   int32_t frame_number;
   int32_t episode_frame_number;
+  int32_t short_frames;  // frames that ended before the display window's last line
+  // ale-py's vector env (vector/preprocessed_env.cpp) keeps these per environment:
+  int32_t elapsed_steps;   // frames since its reset, for truncation
+  int32_t lives;           // lives after the last step
+  int32_t short_steps;     // vector steps that had to be redrawn for short frames
+  uint8_t draw_all;        // draw every frame, not only the captured ones
   uint8_t action_a, action_b;  // stored actions, repeated when sticky
   uint8_t mode_error;          // set_mode gave up
   uint8_t pad_;
@@ -47,13 +53,17 @@ struct AleEnv {
   const RomView& rom;
   const EnvConfig& cfg;
   uint8_t* buffers;
+  bool draw = true;  // produce pixels for the frames run now
 
   CULE_HD GameView view() const { return GameView{m}; }
 
   // One Stella frame with the current events, then the game's step().
   CULE_HD void frame(bool step_game = true) {
     m.controls = ale::controls_from_events(s.events, cfg.controllers);
-    console::run_frame<Cart>(m, rom, buffers);
+    console::run_frame<Cart>(m, rom, draw ? buffers : nullptr);
+    // Rows such a frame does not reach keep the picture of two frames ago,
+    // so every frame of that environment must be drawn from now on.
+    if (m.tia.last_update_clock < m.tia.stop_display_clock) ++s.short_frames;
     if (step_game) Games::step(cfg.game, s.game, view());
   }
 
@@ -103,6 +113,36 @@ struct AleEnv {
     ++s.frame_number;
     ++s.episode_frame_number;
     return s.game.reward;
+  }
+
+  // One step of ale-py's vector env (PreprocessedEnv::step): `frameskip` ALE
+  // acts, stopping early when the episode ends; the last two frames are
+  // captured (palette indices) into capture[1] and capture[0], the last into
+  // capture[0], unless the loop stopped before them, so an episode's last
+  // observation can be an earlier frame, as in ale-py. Frames nobody
+  // captures are not drawn. Returns the summed reward.
+  CULE_HD int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life,
+                          uint8_t* capture[2], uint32_t capture_bytes, bool& over, bool& truncated,
+                          bool& life_lost) {
+    int reward = 0;
+    over = truncated = life_lost = false;
+    for (int skip_id = frameskip; skip_id > 0; --skip_id) {
+      draw = s.draw_all || skip_id <= 2;
+      reward += act(action, kPlayerBNoop);
+      over = game_over();
+      ++s.elapsed_steps;
+      truncated = s.elapsed_steps >= max_episode_steps;
+      const int lives_now = Games::lives(cfg.game, s.game);
+      life_lost = lives_now < s.lives && lives_now > 0;
+      if (over || truncated || (episodic_life && life_lost)) break;
+      if (skip_id <= 2) {
+        const uint8_t* screen = console::current_buffer(m, buffers);
+        for (uint32_t i = 0; i < capture_bytes; ++i) capture[skip_id - 1][i] = screen[i];
+      }
+    }
+    draw = true;
+    s.lives = Games::lives(cfg.game, s.game);
+    return reward;
   }
 
   // StellaEnvironment::reset (ALE's reset_game).

@@ -16,6 +16,7 @@
 //   kPaddleMin / kPaddleMax              modifyEnvironmentSettings' paddle range
 #pragma once
 
+#include "../ale.hpp"  // action names for starting actions and set_mode
 #include "../common.hpp"
 #include "../console.hpp"
 
