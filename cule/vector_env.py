@@ -67,8 +67,8 @@ class AtariVectorEnv:
         continuous: bool = False,
         continuous_action_threshold: float = 0.5,
         autoreset_mode: str = "NextStep",
-        img_height: int = 84,
-        img_width: int = 84,
+        img_height: int | None = 84,
+        img_width: int | None = 84,
         grayscale: bool = True,
         stack_num: int = 4,
         frameskip: int = 4,
@@ -82,6 +82,7 @@ class AtariVectorEnv:
         reset_mode: str = "ale",
         mode: int | None = None,
         difficulty: int | None = None,
+        _gymnasium: bool = False,
     ):
         if not isinstance(num_envs, int) or num_envs <= 0:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -130,24 +131,23 @@ class AtariVectorEnv:
         self.stack_num = stack_num
         self.grayscale = grayscale
         self.reward_clipping = reward_clipping
-        self.max_episode_steps = max_num_frames_per_episode if max_num_frames_per_episode > 0 else 2**31 - 1
-        # ale-py's vector env counts the episode's frames itself; ALE's own
-        # limit stays off.
+        self._gymnasium = _gymnasium
+        limit = max_num_frames_per_episode if max_num_frames_per_episode and max_num_frames_per_episode > 0 else 0
+        # ale-py's vector env counts the episode's frames itself with ALE's own
+        # limit off; gymnasium's AtariEnv uses ALE's limit.
+        self.max_episode_steps = 2**31 - 1 if (_gymnasium or not limit) else limit
         self.emulator = make_emulator(self.rom, num_envs, repeat_action_probability=repeat_action_probability,
-                                      max_num_frames_per_episode=0)
+                                      max_num_frames_per_episode=limit if _gymnasium else 0)
         self.screen_height = self.emulator.screen_height
+        img_height = self.screen_height if img_height is None else img_height
+        img_width = 160 if img_width is None else img_width
         if (img_height, img_width) != (self.screen_height, 160):
             raise NotImplementedError(
                 f"resizing to {img_height}x{img_width} arrives with issue 5; this game's screen is "
                 f"{self.screen_height}x160: pass img_height={self.screen_height}, img_width=160")
         rgb, gray = palette_for(self.emulator.is_pal)
-        self._palette = gray if grayscale else rgb
-        frame_shape = (self.screen_height, 160) if grayscale else (self.screen_height, 160, 3)
-        # Kept in numpy: torch's CPU kernels spin up their thread pool for
-        # copies this small, which costs more than the copy.
-        self._stack = np.zeros((num_envs, stack_num) + frame_shape, dtype=np.uint8)
-        # The last two captured frames of each environment (palette indices).
-        self._captures = np.zeros((num_envs, 2, self.screen_height, 160), dtype=np.uint8)
+        self.emulator.configure_observation(rgb, gray, grayscale, stack_num, maxpool)
+        self._obs_shape = (num_envs, stack_num, self.screen_height, 160) + (() if grayscale else (3,))
         self._needs_reset = np.ones(num_envs, dtype=bool)
         self._seeded = False
 
@@ -163,15 +163,16 @@ class AtariVectorEnv:
         if seed is not None or not self._seeded:
             # gymnasium's AtariEnv.reset(seed): loadROM (power-on and its own
             # reset_game), then reset_game once more (below).
+            # loadROM's own reset_game runs in the default mode and difficulty;
+            # the requested ones apply from the next reset (ALE's setMode).
+            default_mode = game_info(self.game)["default_mode"]
             for i, s in enumerate(self._seeds(seed)):
-                self.emulator.load(i, s, self.mode, self.difficulty)
+                self.emulator.load(i, s, default_mode, 0)
+                self.emulator.set_mode(i, self.mode, self.difficulty)
             self._seeded = True
-        everyone = np.ones(self.num_envs, dtype=np.uint8)
-        self.emulator.vector_reset_batch(everyone, self._captures, self.num_threads)
+        self.emulator.vector_reset_batch(np.ones(self.num_envs, dtype=np.uint8), self.num_threads)
         self._needs_reset[:] = False
-        self._stack[:] = 0
-        obs = self._observe(everyone.astype(bool))
-        return obs, {"lives": torch.from_numpy(self.emulator.observe()[1]).to(self.device)}
+        return self._observe(), self._info(self.emulator.observe()[1])
 
     def step(self, actions):
         """Steps every environment; returns (obs, rewards, terminated, truncated, info) as tensors.
@@ -188,19 +189,19 @@ class AtariVectorEnv:
             raise ValueError(f"action {bad} is outside the action set of {len(self.action_set)} actions")
         resetting = self._needs_reset.copy()
         if resetting.any():
-            self.emulator.vector_reset_batch(resetting.astype(np.uint8), self._captures, self.num_threads)
-            self._stack[resetting] = 0
+            self.emulator.vector_reset_batch(resetting.astype(np.uint8), self.num_threads)
         rewards, game_over, truncated, life_lost, lives = self.emulator.step_batch(
             self.action_set[actions], (~resetting).astype(np.uint8), self.frameskip, self.max_episode_steps,
-            False, self._captures, self.num_threads)
+            False, self._gymnasium, self.num_threads)
         terminated = game_over & ~resetting
-        truncated = truncated & ~terminated & ~resetting
+        # ale-py's vector env never reports both; gymnasium's AtariEnv reports ALE's two flags as they are.
+        truncated = truncated & ~resetting if self._gymnasium else truncated & ~terminated & ~resetting
         rewards = rewards.astype(np.int64)
         if self.reward_clipping:
             rewards = np.clip(rewards, -1, 1)
         self._needs_reset = terminated | truncated
-        obs = self._observe(np.ones(self.num_envs, dtype=bool))
-        info = {"lives": torch.from_numpy(lives).to(self.device)}
+        obs = self._observe()
+        info = self._info(lives)
         return (obs, torch.from_numpy(rewards).to(self.device), torch.from_numpy(terminated).to(self.device),
                 torch.from_numpy(truncated).to(self.device), info)
 
@@ -238,12 +239,15 @@ class AtariVectorEnv:
         # gymnasium's AtariEnv: SeedSequence(seed) -> (numpy seed, ALE seed).
         return [int(np.random.SeedSequence(int(s)).generate_state(2)[1]) for s in seeds]
 
-    def _observe(self, which: np.ndarray) -> torch.Tensor:
-        """Pushes the processed frame of the environments in `which` onto their stacks (ale-py's process_screen)."""
-        frame = self._palette[self._captures[:, 0]]
-        if self.maxpool:
-            np.maximum(frame, self._palette[self._captures[:, 1]], out=frame)
-        if self.stack_num > 1:
-            self._stack[which, :-1] = self._stack[which, 1:]
-        self._stack[which, -1] = frame[which]
-        return torch.from_numpy(self._stack.copy()).to(self.device)
+    def _observe(self) -> torch.Tensor:
+        obs = np.empty(self._obs_shape, dtype=np.uint8)
+        self.emulator.observations(obs)
+        if self._gymnasium:
+            obs = obs[:, 0]  # gymnasium's AtariEnv: one frame, no stack axis
+        return torch.from_numpy(obs).to(self.device)
+
+    def _info(self, lives: np.ndarray) -> dict:
+        frame, episode = self.emulator.counters_batch()
+        return {"lives": torch.from_numpy(lives).to(self.device),
+                "frame_number": torch.from_numpy(frame).to(self.device),
+                "episode_frame_number": torch.from_numpy(episode).to(self.device)}

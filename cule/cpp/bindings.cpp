@@ -159,39 +159,47 @@ PYBIND11_MODULE(_core, m) {
         e.observe(screens.mutable_data(), lives.mutable_data());
         return py::make_tuple(screens, lives);
       }, "(screens [N, H, 160] palette indices, lives [N])")
+      .def("configure_observation", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
+                                       py::array_t<uint8_t, py::array::c_style> gray, bool grayscale, int stack_num,
+                                       bool maxpool) {
+        if (rgb.size() != 256 * 3 || gray.size() != 256)
+          throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
+        e.configure_observation(rgb.data(), gray.data(), grayscale, stack_num, maxpool);
+      }, py::arg("rgb"), py::arg("gray"), py::arg("grayscale"), py::arg("stack_num"), py::arg("maxpool"))
       .def("step_batch", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> actions,
                             py::array_t<uint8_t, py::array::c_style> active, int frameskip, int max_episode_steps,
-                            bool episodic_life, py::array_t<uint8_t, py::array::c_style> captures, int num_threads) {
+                            bool episodic_life, bool gymnasium, int num_threads) {
         const int n = e.num_envs();
         if (actions.ndim() != 1 || actions.shape(0) != n || active.ndim() != 1 || active.shape(0) != n)
           throw std::invalid_argument("actions (int32) and active (uint8) need one entry per environment");
-        if (captures.ndim() != 4 || captures.shape(0) != n || captures.shape(1) != 2 ||
-            captures.shape(2) != e.screen_height() || captures.shape(3) != (int)cule::kScreenWidth)
-          throw std::invalid_argument("captures must be uint8 [num_envs, 2, screen_height, 160]");
         if (frameskip <= 0) throw std::invalid_argument("frameskip must be positive");
         py::array_t<int32_t> rewards(n), lives(n);
         py::array_t<bool> over(n), trunc(n), lost(n);
         {
           py::gil_scoped_release release;
-          e.step_batch(actions.data(), active.data(), frameskip, max_episode_steps, episodic_life,
+          e.step_batch(actions.data(), active.data(), frameskip, max_episode_steps, episodic_life, gymnasium,
                        rewards.mutable_data(), reinterpret_cast<uint8_t*>(over.mutable_data()),
                        reinterpret_cast<uint8_t*>(trunc.mutable_data()),
-                       reinterpret_cast<uint8_t*>(lost.mutable_data()), lives.mutable_data(),
-                       captures.mutable_data(), num_threads);
+                       reinterpret_cast<uint8_t*>(lost.mutable_data()), lives.mutable_data(), num_threads);
         }
         return py::make_tuple(rewards, over, trunc, lost, lives);
       }, py::arg("actions"), py::arg("active"), py::arg("frameskip"), py::arg("max_episode_steps"),
-         py::arg("episodic_life"), py::arg("captures"), py::arg("num_threads") = 0,
-         "ale-py vector env steps (ALE action ids); returns (rewards, game_over, truncated, life_lost, lives).")
+         py::arg("episodic_life"), py::arg("gymnasium") = false, py::arg("num_threads") = 0,
+         "ale-py vector env steps, or gymnasium AtariEnv steps with gymnasium=True (ALE action ids);\n"
+         "returns (rewards, game_over, truncated, life_lost, lives).")
       .def("vector_reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask,
-                                    py::array_t<uint8_t, py::array::c_style> captures, int num_threads) {
+                                    int num_threads) {
         if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
           throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
-        if (captures.ndim() != 4 || captures.shape(0) != e.num_envs())
-          throw std::invalid_argument("captures must be uint8 [num_envs, 2, screen_height, 160]");
         py::gil_scoped_release release;
-        e.vector_reset_batch(mask.data(), captures.mutable_data(), num_threads);
-      }, py::arg("mask"), py::arg("captures"), py::arg("num_threads") = 0)
+        e.vector_reset_batch(mask.data(), num_threads);
+      }, py::arg("mask"), py::arg("num_threads") = 0)
+      .def("observations", [](const cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> out) {
+        if ((size_t)out.size() != (size_t)e.num_envs() * e.stack_num() * e.observation_frame_bytes())
+          throw std::invalid_argument("out has the wrong size for [N, stack, H, 160(, 3)]");
+        py::gil_scoped_release release;
+        e.observations(out.mutable_data());
+      }, py::arg("out"), "Writes every environment's frame stack, oldest first.")
       .def("reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask, int num_threads) {
         if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
           throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
@@ -206,6 +214,14 @@ PYBIND11_MODULE(_core, m) {
       .def("screen", [](const cule::Emulator& e, int env) {
         return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, e.screen(env));
       }, py::arg("env"))
+      .def("counters_batch", [](const cule::Emulator& e) {
+        py::array_t<int64_t> frame(e.num_envs()), episode(e.num_envs());
+        for (int i = 0; i < e.num_envs(); ++i) {
+          frame.mutable_data()[i] = e.state(i).frame_number;
+          episode.mutable_data()[i] = e.state(i).episode_frame_number;
+        }
+        return py::make_tuple(frame, episode);
+      }, "(frame_number [N], episode_frame_number [N])")
       .def("counters", [](const cule::Emulator& e, int env) {
         const auto& s = e.state(env);
         return py::make_tuple(s.frame_number, s.episode_frame_number);

@@ -20,6 +20,9 @@ typedef long long int64_t;
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define CULE_HD __host__ __device__ __forceinline__
+#define CULE_HOT CULE_HD
 #else
 #define CULE_HD inline
+// The bus accesses sit inside every instruction: g++ must inline them.
+#define CULE_HOT inline __attribute__((always_inline))
 #endif

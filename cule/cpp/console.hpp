@@ -68,7 +68,7 @@ struct ConsoleBus {
   const RomView& rom;
   uint8_t* frame;  // the TIA's current frame buffer, or null to skip pixels
 
-  CULE_HD uint8_t peek(uint16_t address) {
+  CULE_HOT uint8_t peek(uint16_t address) {
     uint8_t v;
     if (address & 0x1000) {
       v = Cart::peek(m.cart, rom.image, address, m.cycles);
@@ -90,7 +90,7 @@ struct ConsoleBus {
     return v;
   }
 
-  CULE_HD void poke(uint16_t address, uint8_t v) {
+  CULE_HOT void poke(uint16_t address, uint8_t v) {
     if (address & 0x1000) {
       Cart::poke(m.cart, rom.image, address, v, m.cycles);
     } else if (address & 0x0080) {
@@ -107,7 +107,7 @@ struct ConsoleBus {
 #endif
   }
 
-  CULE_HD void tick(uint32_t n) { m.cycles += n; }
+  CULE_HOT void tick(uint32_t n) { m.cycles += n; }
 
   // Switches::read(): difficulty and colour bits change only on an event.
   CULE_HD uint8_t read_switches() {

@@ -63,14 +63,14 @@ CULE_HD void reset(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HD uint8_t read(Cpu6507& c, Bus& bus, uint16_t address) {
+CULE_HOT uint8_t read(Cpu6507& c, Bus& bus, uint16_t address) {
   uint8_t v = bus.peek(address);
   c.last_access_was_read = 1;
   return v;
 }
 
 template <class Bus>
-CULE_HD void write(Cpu6507& c, Bus& bus, uint16_t address, uint8_t v) {
+CULE_HOT void write(Cpu6507& c, Bus& bus, uint16_t address, uint8_t v) {
   bus.poke(address, v);
   c.last_access_was_read = 0;
 }

@@ -210,17 +210,35 @@ class Emulator {
     }
   }
 
-  // ale-py vector env steps for every active environment (see
-  // AleEnv::vector_step). `captures`: per environment the last two captured
-  // frames, [N][2][height * 160] palette indices, updated in place.
+  // The observation pipeline of ale-py's vector env, minus resizing: the
+  // palette (RGB or ALE's grayscale table), max-pool of the last two captured
+  // frames, a ring of `stack_num` processed frames per environment.
+  void configure_observation(const uint8_t* rgb, const uint8_t* gray, bool grayscale, int stack_num, bool maxpool) {
+    if (stack_num <= 0) throw std::invalid_argument("stack_num must be positive");
+    std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
+    std::memcpy(palette_gray_, gray, sizeof palette_gray_);
+    grayscale_ = grayscale;
+    stack_num_ = stack_num;
+    maxpool_ = maxpool;
+    const size_t frame = (size_t)rom_.tia.height * kScreenWidth;
+    captures_.assign((size_t)n_ * 2 * frame, 0);
+    stacks_.assign((size_t)n_ * stack_num_ * observation_frame_bytes(), 0);
+    stack_index_.assign(n_, 0);
+  }
+  int stack_num() const { return stack_num_; }
+  size_t observation_frame_bytes() const {
+    return (size_t)rom_.tia.height * kScreenWidth * (grayscale_ ? 1 : 3);
+  }
+
+  // ale-py vector env steps for every active environment (AleEnv::vector_step),
+  // then each active environment's observation is pushed onto its stack.
   // Frames are drawn only when captured; if a step turns out to contain a
   // frame that ended above the window's last line (whose missing rows ALE
   // fills with an older frame's), the step is run again drawing every frame,
   // and an environment where that happens twice draws every frame from then on.
   void step_batch(const int32_t* actions, const uint8_t* active, int frameskip, int max_episode_steps,
-                  bool episodic_life, int32_t* rewards, uint8_t* game_over, uint8_t* truncated, uint8_t* life_lost,
-                  int32_t* lives,
-                  uint8_t* captures, int num_threads) {
+                  bool episodic_life, bool gymnasium, int32_t* rewards, uint8_t* game_over, uint8_t* truncated, uint8_t* life_lost,
+                  int32_t* lives, int num_threads) {
     const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
     parallel_for(num_threads, [&](int env) {
       if (active && !active[env]) {
@@ -229,22 +247,28 @@ class Emulator {
         lives[env] = envs_[env].lives;
         return;
       }
-      uint8_t* capture[2] = {captures + (size_t)env * 2 * frame, captures + (size_t)env * 2 * frame + frame};
+      uint8_t* capture[2] = {captures_.data() + (size_t)env * 2 * frame, captures_.data() + (size_t)env * 2 * frame + frame};
       with_cart(settings_.cart, [&](auto cart) {
         AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, buffer(env)};
         const Machine machine_before = machines_[env];
         const EnvState state_before = envs_[env];
         bool over, trunc, lost;
-        int reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, capture, frame, over,
-                                   trunc, lost);
-        if (!state_before.draw_all && envs_[env].short_frames != state_before.short_frames) {
+        int reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, gymnasium, capture,
+                                   frame, over, trunc, lost);
+        const bool short_frame = envs_[env].short_frames != state_before.short_frames;
+        // gymnasium shows the last frame ALE emulated, which is not the step's
+        // last when the episode ended inside it.
+        const bool ended_early = gymnasium && (over || trunc);
+        if (!state_before.draw_all && (short_frame || ended_early)) {
           machines_[env] = machine_before;
           envs_[env] = state_before;
           envs_[env].draw_all = 1;
-          reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, capture, frame, over,
-                                 trunc, lost);
-          // Once is usually a game restarting; twice means the game draws short frames.
-          envs_[env].draw_all = ++envs_[env].short_steps >= 2;
+          reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, gymnasium, capture, frame,
+                                 over, trunc, lost);
+          // One short frame is usually a game restarting; a second means the
+          // game draws short frames, so draw them all from now on.
+          if (short_frame) ++envs_[env].short_steps;
+          envs_[env].draw_all = envs_[env].short_steps >= 2;
         }
         rewards[env] = reward;
         game_over[env] = over;
@@ -252,22 +276,37 @@ class Emulator {
         life_lost[env] = lost;
         lives[env] = envs_[env].lives;
       });
+      process_screen(env);
     });
   }
 
   // ale-py vector env reset of the masked environments: reset_game, then the
-  // observation buffers hold the screen and a black frame.
-  void vector_reset_batch(const uint8_t* mask, uint8_t* captures, int num_threads) {
+  // captures hold the screen and a black frame, and the stack only that frame.
+  void vector_reset_batch(const uint8_t* mask, int num_threads) {
     const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
     parallel_for(num_threads, [&](int env) {
       if (!mask[env]) return;
       reset_game(env);
       envs_[env].elapsed_steps = 0;
       envs_[env].lives = lives(env);
-      uint8_t* c = captures + (size_t)env * 2 * frame;
+      uint8_t* c = captures_.data() + (size_t)env * 2 * frame;
       std::memcpy(c, screen(env), frame);
       std::memset(c + frame, 0, frame);
+      std::memset(stacks_.data() + (size_t)env * stack_num_ * observation_frame_bytes(), 0,
+                  stack_num_ * observation_frame_bytes());
+      stack_index_[env] = 0;
+      process_screen(env);
     });
+  }
+
+  // Every environment's stack, oldest frame first: [N][stack][H][160](x3).
+  void observations(uint8_t* out) const {
+    const size_t f = observation_frame_bytes();
+    for (int env = 0; env < n_; ++env)
+      for (int i = 0; i < stack_num_; ++i) {
+        const int slot = (stack_index_[env] + i) % stack_num_;
+        std::memcpy(out + ((size_t)env * stack_num_ + i) * f, stacks_.data() + ((size_t)env * stack_num_ + slot) * f, f);
+      }
   }
 
   void reset_batch(const uint8_t* mask, int num_threads) {
@@ -347,6 +386,34 @@ class Emulator {
   std::vector<EnvState> envs_;
   std::vector<uint8_t> buffers_;
   std::unique_ptr<ThreadPool> pool_;
+  // observation pipeline (configure_observation)
+  uint8_t palette_rgb_[256 * 3] = {};
+  uint8_t palette_gray_[256] = {};
+  bool grayscale_ = true, maxpool_ = true;
+  int stack_num_ = 1;
+  std::vector<uint8_t> captures_, stacks_;
+  std::vector<int> stack_index_;
+
+  // PreprocessedEnv::process_screen without the resize.
+  void process_screen(int env) {
+    const size_t pixels = (size_t)rom_.tia.height * kScreenWidth;
+    const uint8_t* last = captures_.data() + (size_t)env * 2 * pixels;
+    const uint8_t* before = last + pixels;
+    uint8_t* out = stacks_.data() + ((size_t)env * stack_num_ + stack_index_[env]) * observation_frame_bytes();
+    if (grayscale_) {
+      for (size_t i = 0; i < pixels; ++i) {
+        const uint8_t a = palette_gray_[last[i]];
+        out[i] = maxpool_ ? std::max(a, palette_gray_[before[i]]) : a;
+      }
+    } else {
+      for (size_t i = 0; i < pixels; ++i)
+        for (int c = 0; c < 3; ++c) {
+          const uint8_t a = palette_rgb_[last[i] * 3 + c];
+          out[i * 3 + c] = maxpool_ ? std::max(a, palette_rgb_[before[i] * 3 + c]) : a;
+        }
+    }
+    stack_index_[env] = (stack_index_[env] + 1) % stack_num_;
+  }
 };
 
 }  // namespace cule

@@ -121,11 +121,28 @@ struct AleEnv {
   // capture[0], unless the loop stopped before them, so an episode's last
   // observation can be an earlier frame, as in ale-py. Frames nobody
   // captures are not drawn. Returns the summed reward.
-  CULE_HD int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life,
+  //
+  // With `gymnasium` set it is instead gymnasium's AtariEnv.step: all
+  // `frameskip` acts run (ALE's act emulates nothing once the game is over),
+  // the last frame is the observation, and truncation is ALE's own frame limit.
+  CULE_HD int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life, bool gymnasium,
                           uint8_t* capture[2], uint32_t capture_bytes, bool& over, bool& truncated,
                           bool& life_lost) {
     int reward = 0;
     over = truncated = life_lost = false;
+    if (gymnasium) {
+      for (int skip_id = frameskip; skip_id > 0; --skip_id) {
+        draw = s.draw_all || skip_id == 1;
+        reward += act(action, kPlayerBNoop);
+      }
+      over = s.game.terminal;
+      truncated = this->truncated();
+      const uint8_t* screen = console::current_buffer(m, buffers);
+      for (uint32_t i = 0; i < capture_bytes; ++i) capture[0][i] = capture[1][i] = screen[i];
+      draw = true;
+      s.lives = Games::lives(cfg.game, s.game);
+      return reward;
+    }
     for (int skip_id = frameskip; skip_id > 0; --skip_id) {
       draw = s.draw_all || skip_id <= 2;
       reward += act(action, kPlayerBNoop);

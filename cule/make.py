@@ -1,0 +1,32 @@
+"""cule.make: gymnasium's ALE/<Game>-v5 environments, batched, as torch tensors."""
+from __future__ import annotations
+
+import torch
+
+from .vector_env import AtariVectorEnv
+
+
+def make(env_id: str, num_envs: int = 1, *, device: str | torch.device = "cpu", mode: int | None = None,
+         difficulty: int | None = None, obs_type: str = "rgb", frameskip: int = 4,
+         repeat_action_probability: float = 0.25, full_action_space: bool = False,
+         max_num_frames_per_episode: int | None = 108000, num_threads: int = 0) -> AtariVectorEnv:
+    """`num_envs` copies of ``gymnasium.make(env_id)`` for an ALE game, stepped together.
+
+    The defaults are those of ``ALE/<Game>-v5``: RGB observations of the native
+    screen (210x160, 250x160 for PAL games), frameskip 4 with rewards summed,
+    sticky actions 0.25, the minimal action set, a 108,000-frame episode cap
+    (``truncated``). Each step is gymnasium's ``AtariEnv.step``: the observation
+    is the last frame, ``terminated`` is the game's end and ``truncated`` ALE's
+    frame limit. ``reset(seed=s)`` seeds environment i as
+    ``gymnasium.make(env_id).reset(seed=s + i)``; finished environments are
+    reset by the following step (gymnasium's NextStep autoreset). ``info`` has
+    lives, episode_frame_number and frame_number.
+    """
+    if obs_type not in ("rgb", "grayscale"):
+        raise ValueError(f"obs_type must be 'rgb' or 'grayscale', got {obs_type!r} ('ram': use env.get_ram())")
+    return AtariVectorEnv(
+        env_id, num_envs, num_threads=num_threads, max_num_frames_per_episode=max_num_frames_per_episode or 0,
+        repeat_action_probability=repeat_action_probability, full_action_space=full_action_space,
+        img_height=None, img_width=None, grayscale=obs_type == "grayscale", stack_num=1, frameskip=frameskip,
+        maxpool=False, noop_max=0, episodic_life=False, reward_clipping=False, use_fire_reset=False,
+        device=device, mode=mode, difficulty=difficulty, _gymnasium=True)
