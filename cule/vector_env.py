@@ -120,7 +120,8 @@ class AtariVectorEnv:
         self.difficulty = 0 if difficulty is None else difficulty
         if self.mode not in info["modes"]:
             raise ValueError(f"{self.game} has modes {info['modes']}, not {self.mode}")
-        if self.difficulty not in info["difficulties"]:
+        # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
+        if difficulty is not None and difficulty not in info["difficulties"]:
             raise ValueError(f"{self.game} has difficulties {info['difficulties']}, not {self.difficulty}")
         self.action_set = np.array(FULL_ACTION_SET if full_action_space else info["minimal_actions"], dtype=np.int32)
 
