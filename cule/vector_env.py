@@ -182,9 +182,15 @@ class AtariVectorEnv:
         instead (NextStep autoreset): its observation is the new episode's
         first, with reward 0 and both flags false.
         """
-        actions = torch.as_tensor(actions).cpu().numpy().astype(np.int64).reshape(-1)
+        if isinstance(actions, torch.Tensor) and actions.device != self.device:
+            raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
+                             f"move them with .to({str(self.device)!r})")
+        actions = torch.as_tensor(actions)
+        if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
+        actions = actions.cpu().numpy().astype(np.int64)
         if actions.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
+            raise ValueError(f"expected {self.num_envs} actions, one per environment, got shape {tuple(actions.shape)}")
         if (actions < 0).any() or (actions >= len(self.action_set)).any():
             bad = actions[(actions < 0) | (actions >= len(self.action_set))][0]
             raise ValueError(f"action {bad} is outside the action set of {len(self.action_set)} actions")

@@ -86,6 +86,15 @@ def test_v5_exact_extended(game):
     _check(game, 10000, seed=1)
 
 
+@pytest.mark.extended
+def test_v5_truncation_at_108000_frames():
+    """adventure never ends under random play: both must truncate at frame 108,000 together."""
+    mismatch, episodes, what = compare_v5("adventure", 27_010, seed=3)
+    ROWS.append(("adventure (108,000-frame truncation)", 27_011, mismatch, what))
+    assert mismatch is None, what
+    assert episodes >= 2, "the episode was never truncated"
+
+
 def test_report_v5_table():
     if not ROWS:
         pytest.skip("no game was compared")

@@ -65,6 +65,14 @@ def test_bad_arguments_say_what_to_do():
         env.step(torch.tensor([0, 18]))
     with pytest.raises(ValueError, match="expected 2 actions"):
         env.step(torch.tensor([0, 1, 2]))
+    with pytest.raises(TypeError, match="integer"):
+        env.step(torch.tensor([0.0, 1.0]))
+    ram_before = env.get_ram().clone()
+    with pytest.raises(ValueError):
+        env.step(torch.tensor([[0, 1]]))
+    assert torch.equal(env.get_ram(), ram_before)  # a refused step changes nothing
+    with pytest.raises(ValueError, match="difficulties"):
+        cule.AtariVectorEnv("pong", num_envs=1, difficulty=9, **RAW)
 
 
 def test_same_seed_same_trajectory_any_thread_count():
