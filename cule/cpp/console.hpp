@@ -168,7 +168,7 @@ CULE_HD void start_frame(Machine& m) {
 // One ALE frame: TIA::update (TIA_FACTS 2.1). `buffers` may be null when
 // nobody will look at this frame; everything but the pixels still happens.
 template <class Cart>
-CULE_HD void run_frame(Machine& m, const RomView& rom, uint8_t* buffers) {
+CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers) {
   if (!m.tia.partial_frame) start_frame<Cart>(m);
   m.tia.partial_frame = 1;
   m.stop = 0;
