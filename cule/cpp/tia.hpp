@@ -274,6 +274,8 @@ CULE_HD void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
     return;
   }
   const uint8_t objects = t.enabled_objects;
+  const bool may_collide = (objects & (objects - 1) & 0x3F) != 0;  // two or more objects (5)
+  if (!line && !may_collide) return;  // nothing to latch and nothing to draw
   const LineBits none{{0, 0, 0}};
   LineBits pf = none;
   if (objects & kPFBit) {
@@ -291,7 +293,7 @@ CULE_HD void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   const LineBits m0 = (objects & kM0Bit) ? missile_bits(t.mask_m0) : none;
   const LineBits m1 = (objects & kM1Bit) ? missile_bits(t.mask_m1) : none;
   const LineBits piece = span_bits(x, count);
-  if (objects & (objects - 1) & 0x3F) {  // two or more objects: they may collide (5)
+  if (may_collide) {
     const LineBits* a[15] = {&m0, &m0, &m1, &m1, &p0, &p0, &p1, &p1, &m0, &m0, &m1, &m1, &bl, &p0, &m0};
     const LineBits* b[15] = {&p1, &p0, &p0, &p1, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &p1, &m1};
     for (int i = 0; i < 15; ++i)
