@@ -90,7 +90,10 @@ def main() -> None:
         with open(args.out, "w") as f:
             json.dump(dict(meta=meta, rows=rows), f, indent=1)
     if args.plot:
-        import matplotlib
+        try:
+            import matplotlib
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install matplotlib (the JSON figures were written)")
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
