@@ -134,25 +134,6 @@ PYBIND11_MODULE(_core, m) {
            "ALE's setMode/setDifficulty: applied by the next reset_game.")
       .def("act", &cule::Emulator::act, py::arg("env"), py::arg("action_a"), py::arg("action_b") = 18,
            py::arg("draw") = true)
-      .def("act_batch", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> actions,
-                           std::optional<py::array_t<uint8_t, py::array::c_style>> active, bool draw,
-                           int num_threads) {
-        if (actions.ndim() != 1 || actions.shape(0) != e.num_envs())
-          throw std::invalid_argument("actions must be a 1-D int32 array with one entry per environment");
-        if (active && (active->ndim() != 1 || active->shape(0) != e.num_envs()))
-          throw std::invalid_argument("active must be a 1-D uint8 array with one entry per environment");
-        const uint8_t* active_ptr = active ? active->data() : nullptr;
-        py::array_t<int32_t> rewards(e.num_envs());
-        py::array_t<bool> terminal(e.num_envs()), truncated(e.num_envs());
-        {
-          py::gil_scoped_release release;
-          e.act_batch(actions.data(), active_ptr, rewards.mutable_data(),
-                      reinterpret_cast<uint8_t*>(terminal.mutable_data()),
-                      reinterpret_cast<uint8_t*>(truncated.mutable_data()), draw, num_threads);
-        }
-        return py::make_tuple(rewards, terminal, truncated);
-      }, py::arg("actions"), py::arg("active") = py::none(), py::arg("draw") = true, py::arg("num_threads") = 0,
-         "ALE act() on every environment (player A action ids); returns (rewards, terminal, truncated).")
       .def("observe", [](const cule::Emulator& e) {
         py::array_t<uint8_t> screens({e.num_envs(), e.screen_height(), (int)cule::kScreenWidth});
         py::array_t<int32_t> lives(e.num_envs());
@@ -200,12 +181,6 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         e.observations(out.mutable_data());
       }, py::arg("out"), "Writes every environment's frame stack, oldest first.")
-      .def("reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask, int num_threads) {
-        if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
-          throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
-        py::gil_scoped_release release;
-        e.reset_batch(mask.data(), num_threads);
-      }, py::arg("mask"), py::arg("num_threads") = 0)
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {

@@ -188,19 +188,6 @@ class Emulator {
     return reward;
   }
 
-  // ALE act() on every environment: actions are ALE action ids for player A.
-  // Runs the environments on `num_threads` threads (0: all cores); each
-  // environment's result does not depend on the thread count.
-  // `active` (may be null): environments with 0 are left alone this call.
-  void act_batch(const int32_t* actions, const uint8_t* active, int32_t* rewards, uint8_t* terminal,
-                 uint8_t* truncated, bool draw, int num_threads) {
-    parallel_for(num_threads, [&](int env) {
-      rewards[env] = (active && !active[env]) ? 0 : act(env, actions[env], kPlayerBNoop, draw);
-      terminal[env] = envs_[env].game.terminal;
-      truncated[env] = !terminal[env] && game_over(env);
-    });
-  }
-
   // Copies every environment's current screen (palette indices) and lives.
   void observe(uint8_t* screens, int32_t* lives) const {
     const size_t frame = (size_t)rom_.tia.height * kScreenWidth;
@@ -307,12 +294,6 @@ class Emulator {
         const int slot = (stack_index_[env] + i) % stack_num_;
         std::memcpy(out + ((size_t)env * stack_num_ + i) * f, stacks_.data() + ((size_t)env * stack_num_ + slot) * f, f);
       }
-  }
-
-  void reset_batch(const uint8_t* mask, int num_threads) {
-    parallel_for(num_threads, [&](int env) {
-      if (mask[env]) reset_game(env);
-    });
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }
