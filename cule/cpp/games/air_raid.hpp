@@ -15,8 +15,7 @@ struct AirRaid : SelectModeGame<AirRaid> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xAA, 0xA9, 0xA8);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xA7) == 0xFF;
   }
   CULE_HD static int starting_action(int i) { return i == 0 ? kFire : -1; }

@@ -21,8 +21,7 @@ struct Alien : SelectModeGame<Alien> {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = 10 * (digit(v, 0x8B) + 10 * digit(v, 0x89) + 100 * digit(v, 0x87) +
                             1000 * digit(v, 0x85) + 10000 * digit(v, 0x83));
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xC0) & 15;
     g.terminal = g.member[kLives] == 0;
   }

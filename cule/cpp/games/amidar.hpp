@@ -12,8 +12,7 @@ struct Amidar : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xD9, 0xDA, 0xDB);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xD6) == 0x80;
     g.member[kLives] = v.ram(0xD6) & 0xF;
   }

@@ -12,8 +12,7 @@ struct Assault : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x82, 0x81, 0x80);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xE5);
     g.terminal = g.member[kLives] == 0;
   }

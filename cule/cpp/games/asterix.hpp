@@ -13,8 +13,7 @@ struct Asterix : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xE0, 0xDF, 0xDE);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xD3) & 0xF;
     g.terminal = v.ram(0xC7) == 0x01 && g.member[kLives] == 1;
   }

@@ -20,8 +20,7 @@ struct Atlantis : SelectModeGame<Atlantis> {
       return;
     }
     const int score = 100 * game::bcd3(v, 0xA2, 0xA3, 0xA1);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
   }
   CULE_HD static int lives(const GameState& g) { return g.terminal ? 0 : g.member[kLives]; }
 };

@@ -16,8 +16,7 @@ struct Atlantis2 : GameDefaults {
       return;
     }
     const int score = game::bcd3(v, 0xA1, 0xA2, 0xA3);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
   }
   CULE_HD static int lives(const GameState& g) { return g.terminal ? 0 : g.member[kLives]; }
 };

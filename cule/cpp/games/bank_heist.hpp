@@ -14,8 +14,7 @@ struct BankHeist : SelectModeGame<BankHeist> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xDA, 0xD9, 0xD8);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xD5);
     g.terminal = v.ram(0xCE) == 0x01 && g.member[kLives] == 0;
   }

@@ -11,8 +11,7 @@ struct BasicMath : SelectModeGame<BasicMath> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd1(v, 0x84);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = game::bcd1(v, 0x86) != 0;
   }
 };

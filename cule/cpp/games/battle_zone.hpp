@@ -16,8 +16,7 @@ struct BattleZone : SelectModeGame<BattleZone> {
   CULE_HD static int digit(int nibble) { return nibble == 10 ? 0 : nibble; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = 1000 * (digit(v.ram(0x9D) >> 4) + 10 * digit(v.ram(0x9E) & 15) + 100 * digit(v.ram(0x9E) >> 4));
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xBA) & 0xF;
     g.terminal = g.member[kLives] == 0;
   }

@@ -14,8 +14,7 @@ struct BeamRider : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x89, 0x8A, 0x8B);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0x85) == 0xFF;
     const int shown = v.ram(0x85) + 1;
     if (shown != g.member[kLives] - 1 || v.ram(0x8C) == 0x01) g.member[kLives] = shown;

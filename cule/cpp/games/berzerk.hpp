@@ -20,8 +20,7 @@ struct Berzerk : SelectModeGame<Berzerk> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xDF, 0xDE, 0xDD);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xDA) == 0xFF;
     g.member[kLives] = v.ram(0xDA) + 1;
   }

@@ -12,8 +12,7 @@ struct Blackjack : GameDefaults {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const bool bust = v.ram(0x86) == 0x0B && v.ram(0x89) == 0xBB;
     const int score = bust ? 0 : game::bcd2(v, 0x89, 0x86);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = bust || score >= 1000;
   }
 };

@@ -11,8 +11,7 @@ struct Bowling : SelectModeGame<Bowling> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0xA1, 0xA6);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xA4) > 0x10;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

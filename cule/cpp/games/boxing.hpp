@@ -11,8 +11,7 @@ struct Boxing : GameDefaults {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int mine = points(v, 0x92), theirs = points(v, 0x93);
     const int score = mine - theirs;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const bool clock_out = (v.ram(0x90) >> 4) == 0 && ((v.ram(0x91) & 0xF) + 10 * (v.ram(0x91) >> 4)) == 0;
     g.terminal = mine == 100 || theirs == 100 || clock_out;
   }

@@ -15,8 +15,7 @@ struct Breakout : SelectModeGame<Breakout> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = (v.ram(0xCD) & 0xF) + 10 * (v.ram(0xCD) >> 4) + 100 * (v.ram(0xCC) & 0xF);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xB9);
     if (!g.member[kStarted] && lives_byte == 5) g.member[kStarted] = 1;
     g.terminal = g.member[kStarted] && lives_byte == 0;

@@ -9,8 +9,7 @@ struct Carnival : GameDefaults {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = 10 * game::bcd2(v, 0xAE, 0xAD);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0x83) < 1;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

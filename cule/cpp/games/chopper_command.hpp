@@ -15,8 +15,7 @@ struct ChopperCommand : SelectModeGame<ChopperCommand> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = 100 * game::bcd2(v, 0xEE, 0xEC);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xE4) & 0xF;
     g.member[kStarted] |= v.ram(0xC2) & 1;
     g.terminal = g.member[kStarted] && g.member[kLives] == 0;

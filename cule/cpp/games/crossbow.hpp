@@ -11,8 +11,7 @@ struct Crossbow : SelectModeGame<Crossbow> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x8D, 0x8C, 0x8B);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xE7) == 0x82;
   }
 };

@@ -21,8 +21,7 @@ struct Darkchambers : GameDefaults {
     if (score < g.member[kScore]) {
       g.terminal = 1;
     } else {
-      g.reward = score - g.member[kScore];
-      g.member[kScore] = score;
+      game::take_score(g, kScore, score);
     }
     g.member[kHealth] = v.ram(0xCA) & 0x1F;
     if (g.member[kHealth] == 0) g.terminal = 1;

@@ -18,8 +18,7 @@ struct Defender : SelectModeGame<Defender> {
       const int d = v.ram(0x9C + i) & 0xF;
       score = 10 * score + (d == 0xA ? 0 : d);
     }
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xC2);
     g.terminal = g.member[kLives] == 0;
   }

@@ -18,8 +18,7 @@ struct DemonAttack : SelectModeGame<DemonAttack> {
   CULE_HD static void step(GameState& g, const GameView& v) {
     int score = game::bcd3(v, 0x85, 0x83, 0x81);
     if (v.ram(0x81) == 0xAB && v.ram(0x83) == 0xCD && v.ram(0x85) == 0xEA) score = 0;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xF2) == 0 && v.ram(0xF1) == 0xBD && !g.member[kLevelChange];
     g.member[kLives] = v.ram(0xF2) + 1;
     g.member[kLevelChange] = 0;

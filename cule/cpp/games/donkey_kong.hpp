@@ -12,8 +12,7 @@ struct DonkeyKong : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = 100 * game::bcd2(v, 0x88, 0x87);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xA3);
     g.terminal = g.member[kLives] == 0 && v.ram(0x8F) == 0x03 && v.ram(0x8B) == 0x1F;
   }

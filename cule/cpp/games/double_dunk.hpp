@@ -53,8 +53,7 @@ struct DoubleDunk : GameDefaults {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int mine = game::bcd1(v, 0xF6), theirs = game::bcd1(v, 0xF7);
     const int score = mine - theirs;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = (mine >= 24 || theirs >= 24) && v.ram(0xFE) == 0xE7;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

@@ -14,8 +14,7 @@ struct ElevatorAction : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x89, 0x88, 0x87);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0x83);
     g.terminal = g.member[kLives] == 0 && v.ram(0x81) != 0;
   }

@@ -17,8 +17,7 @@ struct Enduro : GameDefaults {
       if (day == 1) score = 200 - cars_left;
       else score = 200 + (day - 2) * 300 + 300 - cars_left;
     }
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xAF) == 0xFF;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

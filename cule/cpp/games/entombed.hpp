@@ -10,8 +10,7 @@ struct Entombed : GameDefaults {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = v.ram(0xE3);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = (v.ram(0xC7) & 0x03) == 0;
   }
   // FIRE, then five NOOPs.

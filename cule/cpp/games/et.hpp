@@ -17,8 +17,7 @@ struct Et : GameDefaults {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xE1, 0xE0, 0xDF);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = game::s8((v.ram(0xE5) + 1) & 0xFF);
     g.terminal = g.member[kLives] == 0 && v.ram(0x80) == 8;
   }

@@ -11,8 +11,7 @@ struct FlagCapture : SelectModeGame<FlagCapture> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd1(v, 0xEA);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = game::bcd1(v, 0xEB) == 0;
   }
 };

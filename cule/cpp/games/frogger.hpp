@@ -14,8 +14,7 @@ struct Frogger : SelectModeGame<Frogger> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0xCE, 0xCC);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xD0);
     g.terminal = v.ram(0xD0) == 0xFF;
   }

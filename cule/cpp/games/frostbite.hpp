@@ -14,8 +14,7 @@ struct Frostbite : SelectModeGame<Frostbite> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xCA, 0xC9, 0xC8);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int reserve = v.ram(0xCC) & 0xF;
     g.terminal = reserve == 0 && (v.ram(0xF1) & 0x80) != 0;
     g.member[kLives] = reserve + 1;

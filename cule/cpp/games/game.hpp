@@ -54,6 +54,13 @@ CULE_HD int bcd3(const GameView& v, int lo, int mid, int hi) {
 }
 CULE_HD int s8(int x) { return x >= 128 ? x - 256 : x; }
 
+// The most common reward: the change of the score since the last frame,
+// with the score kept in member `slot`.
+CULE_HD void take_score(GameState& g, int slot, int score) {
+  g.reward = score - g.member[slot];
+  g.member[slot] = score;
+}
+
 }  // namespace game
 
 // Defaults shared by every game: all actions legal, no starting actions,

@@ -17,8 +17,7 @@ struct Gopher : SelectModeGame<Gopher> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xB2, 0xB1, 0xB0);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int carrots = v.ram(0xB4) & 0x7;  // one bit per carrot
     g.terminal = carrots == 0;
     g.member[kLives] = (carrots & 1) + ((carrots >> 1) & 1) + (carrots >> 2);

@@ -20,8 +20,7 @@ struct Gravitar : SelectModeGame<Gravitar> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x89, 0x88, 0x87);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int screen = v.ram(0x81);
     g.terminal = screen == 0x01;
     g.member[kLives] = screen == 0x00 ? 6 : v.ram(0x84) + 1;

@@ -14,8 +14,7 @@ struct Hero : SelectModeGame<Hero> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xB9, 0xB8, 0xB7);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xB3);
     g.terminal = g.member[kLives] == 0;
   }

@@ -14,8 +14,7 @@ struct HumanCannonball : SelectModeGame<HumanCannonball> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd1(v, 0xB6);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kMisses] = game::bcd1(v, 0xB7);
     g.terminal = score == 7 || g.member[kMisses] == 7;
   }

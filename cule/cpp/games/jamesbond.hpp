@@ -16,8 +16,7 @@ struct Jamesbond : SelectModeGame<Jamesbond> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xDC, 0xDD, 0xDE);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int reserve = v.ram(0x86) & 0xF;
     g.terminal = reserve == 0 && v.ram(0x8C) == 0x68;
     g.member[kLives] = reserve + 1;

@@ -16,8 +16,7 @@ struct Kangaroo : SelectModeGame<Kangaroo> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0xA8, 0xA7) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xAD);
     g.terminal = lives_byte == 0xFF;
     g.member[kLives] = (lives_byte & 0x7) + 1;

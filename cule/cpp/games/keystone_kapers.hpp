@@ -13,8 +13,7 @@ struct KeystoneKapers : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x9C, 0x9B);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0x96);
     g.terminal = g.member[kLives] == 0 && v.ram(0x88) == 0;
   }

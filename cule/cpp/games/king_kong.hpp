@@ -14,8 +14,7 @@ struct KingKong : SelectModeGame<KingKong> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x83, 0x82);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xEE);
     g.terminal = g.member[kLives] == 0;
   }

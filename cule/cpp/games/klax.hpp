@@ -14,8 +14,7 @@ struct Klax : SelectModeGame<Klax> {
   CULE_HD static int cart_bcd(const GameView& v, int a) { return 10 * (v.cart_ram(a) >> 4) + (v.cart_ram(a) & 0xF); }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = cart_bcd(v, 0xF0B4) + 100 * cart_bcd(v, 0xF0B5) + 10000 * cart_bcd(v, 0xF0B6);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int misses = v.cart_ram(0xF0EE), max_misses = v.cart_ram(0xF0E9);
     int blocks = 0;
     for (int i = 0; i < 25; ++i) {

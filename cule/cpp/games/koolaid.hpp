@@ -9,8 +9,7 @@ struct Koolaid : GameDefaults {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x81, 0x80) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xD1) == 0x80;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

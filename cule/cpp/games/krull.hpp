@@ -12,8 +12,7 @@ struct Krull : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x9E, 0x9D, 0x9C);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0x9F);
     g.terminal = lives_byte == 0 && v.ram(0xA2) == 0x03 && v.ram(0x80) == 0x80;
     g.member[kLives] = (lives_byte & 0x7) + 1;

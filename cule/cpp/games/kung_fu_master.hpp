@@ -12,8 +12,7 @@ struct KungFuMaster : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x9A, 0x99, 0x98);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0x9D);
     g.terminal = lives_byte == 0xFF;
     g.member[kLives] = (lives_byte & 0x7) + 1;

@@ -10,8 +10,7 @@ struct LaserGates : GameDefaults {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x82, 0x81, 0x80);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0x83) == 0;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

@@ -17,8 +17,7 @@ struct LostLuggage : SelectModeGame<LostLuggage> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x96, 0x95, 0x94);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xCA);
     g.terminal = g.member[kLives] == 0 && v.ram(0xC8) == 0x0A && v.ram(0xA5) == 0 && v.ram(0xA9) == 0;
   }

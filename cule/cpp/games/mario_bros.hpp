@@ -13,8 +13,7 @@ struct MarioBros : SelectModeGame<MarioBros> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x8A, 0x89) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0x87);
     g.terminal = g.member[kLives] == 0;
   }

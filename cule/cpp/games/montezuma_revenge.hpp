@@ -12,8 +12,7 @@ struct MontezumaRevenge : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x95, 0x94, 0x93);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xBA);
     g.terminal = lives_byte == 0 && v.ram(0xFE) == 0x60;
     g.member[kLives] = (lives_byte & 0x7) + 1;

@@ -15,8 +15,7 @@ struct MrDo : SelectModeGame<MrDo> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x82, 0x83) * 10;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xDB);
     g.terminal = v.ram(0xDA) == 0x40;
   }

@@ -17,8 +17,7 @@ struct MsPacman : SelectModeGame<MsPacman> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xF8, 0xF9, 0xFA);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int reserve = v.ram(0xFB) & 0xF;
     g.terminal = reserve == 0 && v.ram(0xA7) == 0x53;
     g.member[kLives] = (reserve & 0x7) + 1;

@@ -14,8 +14,7 @@ struct NameThisGame : SelectModeGame<NameThisGame> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xC6, 0xC5, 0xC4);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xC7) & 0x7;
     g.terminal = g.member[kLives] == 0;
   }

@@ -12,8 +12,7 @@ struct Othello : SelectModeGame<Othello> {
   CULE_HD static void reset(GameState& g) { g = GameState{}; }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd1(v, 0xCE) - game::bcd1(v, 0xD0);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kNoInput] = v.ram(0xC0) == 0 ? g.member[kNoInput] + 1 : 0;
     g.terminal = g.member[kNoInput] > 50;
   }

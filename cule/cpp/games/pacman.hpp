@@ -17,8 +17,7 @@ struct Pacman : SelectModeGame<Pacman> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xCC, 0xCE, 0xD0);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0x98) + 1;
     g.terminal = g.member[kLives] == 1 && v.ram(0xE4) == 0x3F;
   }

@@ -12,8 +12,7 @@ struct Phoenix : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = (game::bcd2(v, 0xC8, 0xC9) * 10 + (v.ram(0xC7) >> 4)) * 10;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xCC) == 0x80;
     g.member[kLives] = v.ram(0xCB) & 0x7;
   }

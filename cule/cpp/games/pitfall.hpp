@@ -14,8 +14,7 @@ struct Pitfall : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xD7, 0xD6, 0xD5);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_nibble = v.ram(0x80) >> 4;
     g.terminal = lives_nibble == 0 && v.ram(0x9E) != 0;
     g.member[kLives] = lives_nibble == 0xA ? 3 : lives_nibble == 0x8 ? 2 : 1;

@@ -13,8 +13,7 @@ struct Pitfall2 : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xC9, 0xC8, 0xC7);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = score == 199000;
   }
   CULE_HD static int starting_action(int i) { return i == 0 ? kUp : -1; }

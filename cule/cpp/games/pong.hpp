@@ -12,8 +12,7 @@ struct Pong : SelectModeGame<Pong> {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int cpu = v.ram(0x8D), player = v.ram(0x8E);
     const int score = player - cpu;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = cpu == 21 || player == 21;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

@@ -16,8 +16,7 @@ struct Pooyan : SelectModeGame<Pooyan> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x8A, 0x89, 0x88);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0x96);
     g.terminal = lives_byte == 0 && v.ram(0x98) == 0x05;
     g.member[kLives] = (lives_byte & 0x7) + 1;

@@ -14,8 +14,7 @@ struct PrivateEye : SelectModeGame<PrivateEye> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xCA, 0xC9, 0xC8);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xC2) != 0x00 && v.ram(0xC2) != 0x01;
   }
   CULE_HD static int lives(const GameState&) { return 0; }

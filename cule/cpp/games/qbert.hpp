@@ -22,8 +22,7 @@ struct Qbert : GameDefaults {
       g.reward = 0;
     } else {
       const int score = game::bcd3(v, 0xDB, 0xDA, 0xD9);
-      g.reward = score - g.member[kScore];
-      g.member[kScore] = score;
+      game::take_score(g, kScore, score);
     }
   }
   CULE_HD static int lives(const GameState& g) { return g.terminal ? 0 : g.member[kLives]; }

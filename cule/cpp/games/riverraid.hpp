@@ -16,8 +16,7 @@ struct Riverraid : GameDefaults {
   CULE_HD static void step(GameState& g, const GameView& v) {
     int score = 0;
     for (int a = 0xCD; a <= 0xD7; a += 2) score = 10 * score + digit(v.ram(a));
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xC0);
     g.terminal = lives_byte == 0x58 && g.member[kLivesByte] == 0x59;
     g.member[kLivesByte] = lives_byte;

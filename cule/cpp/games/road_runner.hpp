@@ -18,8 +18,7 @@ struct RoadRunner : GameDefaults {
       score = 10 * score + (d == 0xA ? 0 : d);
     }
     score *= 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_bits = v.ram(0xC4) & 0x7;
     g.terminal = lives_bits == 0 && (v.ram(0xB9) != 0 || v.ram(0xBD) != 0);
     g.member[kLives] = lives_bits + 1;

@@ -12,8 +12,7 @@ struct Robotank : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = v.ram(0xB6) * 12 + v.ram(0xB5);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xA8);
     g.terminal = lives_byte == 0 && v.ram(0xB4) == 0xFF;
     g.member[kLives] = (lives_byte & 0xF) + 1;

@@ -12,8 +12,7 @@ struct Seaquest : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xBA, 0xB9, 0xB8);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xA3) != 0;
     g.member[kLives] = v.ram(0xBB) + 1;
   }

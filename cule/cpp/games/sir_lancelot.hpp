@@ -12,8 +12,7 @@ struct SirLancelot : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xA0, 0x9F, 0x9E);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xA9);
     g.terminal = g.member[kLives] == 0 && v.ram(0xA7) == 0xA0;
   }

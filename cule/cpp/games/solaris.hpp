@@ -12,8 +12,7 @@ struct Solaris : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xDC, 0xDD, 0xDE) * 10;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xD9);
     g.terminal = lives_byte == 0;
     g.member[kLives] = lives_byte & 0xF;

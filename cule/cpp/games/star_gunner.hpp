@@ -20,8 +20,7 @@ struct StarGunner : SelectModeGame<StarGunner> {
       score = 10 * score + (d == 10 ? 0 : d);
     }
     score *= 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0x87);
     g.terminal = lives_byte == 0;
     if (lives_byte == 0x05) g.member[kStarted] = 1;

@@ -12,8 +12,7 @@ struct Surround : SelectModeGame<Surround> {
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int theirs = game::bcd1(v, 0xF6), mine = game::bcd1(v, 0xF7);
     const int score = mine - theirs;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = theirs == 10 || mine == 10;
   }
 };

@@ -12,8 +12,7 @@ struct TimePilot : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x8D, 0x8F) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = v.ram(0xA0) != 0;
     if ((v.ram(0x80) & 0xF) == 2) g.member[kLives] = (v.ram(0x8B) & 0x7) + 1;
   }

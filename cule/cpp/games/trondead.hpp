@@ -12,8 +12,7 @@ struct Trondead : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xBF, 0xBE, 0xBD);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int hits = v.ram(0xC8);
     g.terminal = hits == 5;
     g.member[kLives] = 5 - hits;

@@ -14,8 +14,7 @@ struct Turmoil : SelectModeGame<Turmoil> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = (game::bcd2(v, 0x89, 0x8A) + v.ram(0xD3)) * 10;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xB9);
     g.terminal = lives_byte == 0 && v.ram(0xC5) == 0x01;
     g.member[kLives] = lives_byte;

@@ -14,8 +14,7 @@ struct Tutankham : SelectModeGame<Tutankham> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0x9C, 0x9A);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0x9E);
     g.terminal = lives_byte == 0 && v.ram(0x81) != 0x84;
     g.member[kLives] = lives_byte & 0x3;

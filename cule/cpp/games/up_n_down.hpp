@@ -12,8 +12,7 @@ struct UpNDown : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0x82, 0x81, 0x80);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_bits = v.ram(0x86) & 0xF;
     g.terminal = v.ram(0x94) > 0x40 && lives_bits == 0;
     g.member[kLives] = lives_bits + 1;

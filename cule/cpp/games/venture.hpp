@@ -12,8 +12,7 @@ struct Venture : GameDefaults {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0xC8, 0xC7) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_byte = v.ram(0xC6);
     g.terminal = lives_byte == 0 && v.ram(0xCD) == 0xFF && (v.ram(0xBF) & 0x80) != 0;
     g.member[kLives] = (lives_byte & 0x7) + 1;

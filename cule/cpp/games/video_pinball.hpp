@@ -14,8 +14,7 @@ struct VideoPinball : SelectModeGame<VideoPinball> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xB0, 0xB2, 0xB4);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = (v.ram(0xAF) & 0x1) != 0;
     g.member[kLives] = 4 + (v.ram(0xA8) & 0x1) - (v.ram(0x99) & 0x7);
   }

@@ -15,8 +15,7 @@ struct WizardOfWor : GameDefaults {
     int score = game::bcd2(v, 0x86, 0x88);
     if (score >= 8000) score -= 8000;
     score *= 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     const int lives_bits = v.ram(0x8D) & 15;
     g.terminal = lives_bits == 0 && v.ram(0xF4) == 0xF8;
     if ((v.ram(0xD7) & 0x1) == 0) g.member[kLives] = lives_bits;

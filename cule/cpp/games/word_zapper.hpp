@@ -13,8 +13,7 @@ struct WordZapper : SelectModeGame<WordZapper> {
   CULE_HD static void step(GameState& g, const GameView& v) {
     if (game::bcd1(v, 0xCF) <= 0) return;
     const int score = 2 - game::s8(v.ram(0xDC));
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.terminal = score == 3 || game::bcd1(v, 0xDE) == 0;
   }
   CULE_HD static int starting_action(int i) {

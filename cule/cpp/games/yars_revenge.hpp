@@ -17,8 +17,7 @@ struct YarsRevenge : SelectModeGame<YarsRevenge> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd3(v, 0xE2, 0xE1, 0xE0);
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0x9E) >> 4;
     g.terminal = g.member[kLives] == 0;
   }

@@ -14,8 +14,7 @@ struct Zaxxon : SelectModeGame<Zaxxon> {
   }
   CULE_HD static void step(GameState& g, const GameView& v) {
     const int score = game::bcd2(v, 0xE9, 0xE8) * 100;
-    g.reward = score - g.member[kScore];
-    g.member[kScore] = score;
+    game::take_score(g, kScore, score);
     g.member[kLives] = v.ram(0xEA) & 0x7;
     g.terminal = g.member[kLives] == 0;
   }
