@@ -11,11 +11,6 @@ RAW = dict(frameskip=1, grayscale=False, img_height=210, img_width=160, stack_nu
            reset_mode="ale")
 
 
-def _gym_seed(seed):
-    # gymnasium's AtariEnv passes SeedSequence(seed).generate_state(2)[1] to ALE.
-    return int(np.random.SeedSequence(seed).generate_state(2)[1])
-
-
 @pytest.mark.parametrize("game", ["pong", "space_invaders", "breakout", "adventure"])
 def test_raw_env_matches_ale_interface(game):
     if game not in cule._core.games:
@@ -23,9 +18,8 @@ def test_raw_env_matches_ale_interface(game):
     n = 2
     ales = []
     for i in range(n):
-        s = _gym_seed(7 + i)
-        ale = ale_interface(game, seed=s - (1 << 32) if s >= 1 << 31 else s)  # ALE takes it as an int32
-        ale.reset_game()  # gymnasium's reset(seed) = loadROM + reset_game
+        ale = ale_interface(game, seed=7 + i)  # ale-py's vector env: env i gets random_seed = seed + i
+        ale.reset_game()  # its reset(seed) = setInt("random_seed"), loadROM, reset_game
         ales.append(ale)
     height = ales[0].getScreen().shape[0]  # 250 for PAL games
     env = cule.AtariVectorEnv(game, num_envs=n, **{**RAW, "img_height": height})

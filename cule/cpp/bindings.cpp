@@ -115,6 +115,23 @@ PYBIND11_MODULE(_core, m) {
         "Run from pc on a flat 64 KiB memory until an instruction jumps to itself.\n"
         "Returns (pc, instructions, cycles, trapped, jammed).");
 
+  m.def("resize_area", [](py::array_t<uint8_t, py::array::c_style> src, int dst_h, int dst_w) {
+    if (src.ndim() != 2 && !(src.ndim() == 3 && src.shape(2) == 3))
+      throw std::invalid_argument("src must be uint8 [H, W] or [H, W, 3]");
+    const int h = (int)src.shape(0), w = (int)src.shape(1), cn = src.ndim() == 3 ? 3 : 1;
+    if (dst_h <= 0 || dst_w <= 0 || dst_h > h || dst_w > w)
+      throw std::invalid_argument("resize_area only shrinks: 0 < dst <= src in both axes");
+    std::vector<cule::AreaTap> taps(2 * (w + h));
+    const cule::ResizePlan plan = cule::preprocess::make_plan(w, h, dst_w, dst_h, cn, taps.data());
+    std::vector<ssize_t> shape{dst_h, dst_w};
+    if (cn == 3) shape.push_back(3);
+    py::array_t<uint8_t> out(shape);
+    std::vector<float> scratch(2 * (size_t)dst_w * cn);
+    cule::preprocess::resize(plan, src.data(), out.mutable_data(), scratch.data());
+    return out;
+  }, py::arg("src"), py::arg("dst_h"), py::arg("dst_w"),
+     "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
+
   py::list games;
   for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
   m.attr("games") = games;
@@ -140,47 +157,65 @@ PYBIND11_MODULE(_core, m) {
         e.observe(screens.mutable_data(), lives.mutable_data());
         return py::make_tuple(screens, lives);
       }, "(screens [N, H, 160] palette indices, lives [N])")
-      .def("configure_observation", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
-                                       py::array_t<uint8_t, py::array::c_style> gray, bool grayscale, int stack_num,
-                                       bool maxpool) {
+      .def("configure_vector", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
+                                  py::array_t<uint8_t, py::array::c_style> gray, int frameskip, int stack_num,
+                                  int img_height, int img_width, bool grayscale, bool maxpool, int noop_max,
+                                  bool fire_reset, bool has_fire, bool episodic_life, bool life_loss_info,
+                                  bool reward_clipping, int max_episode_steps, bool same_step, bool gymnasium,
+                                  int default_mode, int mode, int difficulty, int cache_size) {
         if (rgb.size() != 256 * 3 || gray.size() != 256)
           throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
-        e.configure_observation(rgb.data(), gray.data(), grayscale, stack_num, maxpool);
-      }, py::arg("rgb"), py::arg("gray"), py::arg("grayscale"), py::arg("stack_num"), py::arg("maxpool"))
-      .def("step_batch", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> actions,
-                            py::array_t<uint8_t, py::array::c_style> active, int frameskip, int max_episode_steps,
-                            bool episodic_life, bool gymnasium, int num_threads) {
-        const int n = e.num_envs();
-        if (actions.ndim() != 1 || actions.shape(0) != n || active.ndim() != 1 || active.shape(0) != n)
-          throw std::invalid_argument("actions (int32) and active (uint8) need one entry per environment");
-        if (frameskip <= 0) throw std::invalid_argument("frameskip must be positive");
-        py::array_t<int32_t> rewards(n), lives(n);
-        py::array_t<bool> over(n), trunc(n), lost(n);
-        {
-          py::gil_scoped_release release;
-          e.step_batch(actions.data(), active.data(), frameskip, max_episode_steps, episodic_life, gymnasium,
-                       rewards.mutable_data(), reinterpret_cast<uint8_t*>(over.mutable_data()),
-                       reinterpret_cast<uint8_t*>(trunc.mutable_data()),
-                       reinterpret_cast<uint8_t*>(lost.mutable_data()), lives.mutable_data(), num_threads);
-        }
-        return py::make_tuple(rewards, over, trunc, lost, lives);
-      }, py::arg("actions"), py::arg("active"), py::arg("frameskip"), py::arg("max_episode_steps"),
-         py::arg("episodic_life"), py::arg("gymnasium") = false, py::arg("num_threads") = 0,
-         "ale-py vector env steps, or gymnasium AtariEnv steps with gymnasium=True (ALE action ids);\n"
-         "returns (rewards, game_over, truncated, life_lost, lives).")
-      .def("vector_reset_batch", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> mask,
-                                    int num_threads) {
-        if (mask.ndim() != 1 || mask.shape(0) != e.num_envs())
-          throw std::invalid_argument("mask must be a 1-D uint8 array with one entry per environment");
+        cule::VectorOptions o;
+        o.frameskip = frameskip; o.stack_num = stack_num; o.img_height = img_height; o.img_width = img_width;
+        o.grayscale = grayscale; o.maxpool = maxpool; o.noop_max = noop_max; o.fire_reset = fire_reset;
+        o.has_fire = has_fire; o.episodic_life = episodic_life; o.life_loss_info = life_loss_info;
+        o.reward_clipping = reward_clipping; o.max_episode_steps = max_episode_steps; o.same_step = same_step;
+        o.gymnasium = gymnasium; o.default_mode = default_mode; o.mode = mode; o.difficulty = difficulty;
+        o.cache_size = cache_size;
+        e.configure_vector(o, rgb.data(), gray.data());
+      }, py::arg("rgb"), py::arg("gray"), py::arg("frameskip"), py::arg("stack_num"), py::arg("img_height"),
+         py::arg("img_width"), py::arg("grayscale"), py::arg("maxpool"), py::arg("noop_max"), py::arg("fire_reset"),
+         py::arg("has_fire"), py::arg("episodic_life"), py::arg("life_loss_info"), py::arg("reward_clipping"),
+         py::arg("max_episode_steps"), py::arg("same_step"), py::arg("gymnasium"), py::arg("default_mode"),
+         py::arg("mode"), py::arg("difficulty"), py::arg("cache_size") = 0,
+         "ale-py's PreprocessedEnv settings for every environment (see cule.AtariVectorEnv).")
+      .def("vector_run", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                            py::array_t<int32_t, py::array::c_style> actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
+                            bool force_reset, int num_threads) {
+        const int count = (int)ids.size();
+        if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != count)
+          throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
+        if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != count))
+          throw std::invalid_argument("seeds (int64) need one entry per reset environment");
+        const int64_t* seed_data = seeds ? seeds->data() : nullptr;
         py::gil_scoped_release release;
-        e.vector_reset_batch(mask.data(), num_threads);
-      }, py::arg("mask"), py::arg("num_threads") = 0)
-      .def("observations", [](const cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> out) {
-        if ((size_t)out.size() != (size_t)e.num_envs() * e.stack_num() * e.observation_frame_bytes())
-          throw std::invalid_argument("out has the wrong size for [N, stack, H, 160(, 3)]");
+        e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
+      }, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(), py::arg("force_reset") = false,
+         py::arg("num_threads") = 0,
+         "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
+      .def("gather", [](const cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                        py::array_t<uint8_t, py::array::c_style> obs, py::array_t<int32_t, py::array::c_style> rewards,
+                        py::array_t<bool, py::array::c_style> terminated, py::array_t<bool, py::array::c_style> truncated,
+                        py::array_t<int32_t, py::array::c_style> lives, py::array_t<int32_t, py::array::c_style> frames,
+                        py::array_t<int32_t, py::array::c_style> episode_frames,
+                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs) {
+        const size_t count = (size_t)ids.size();
+        const size_t bytes = count * e.stacked_bytes();
+        if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
+          throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
+        if ((size_t)rewards.size() != count || (size_t)terminated.size() != count || (size_t)truncated.size() != count ||
+            (size_t)lives.size() != count || (size_t)frames.size() != count || (size_t)episode_frames.size() != count)
+          throw std::invalid_argument("result arrays need one entry per gathered environment");
+        uint8_t* final_data = final_obs ? final_obs->mutable_data() : nullptr;
         py::gil_scoped_release release;
-        e.observations(out.mutable_data());
-      }, py::arg("out"), "Writes every environment's frame stack, oldest first.")
+        e.gather(ids.data(), (int)count, obs.mutable_data(), rewards.mutable_data(),
+                 reinterpret_cast<uint8_t*>(terminated.mutable_data()),
+                 reinterpret_cast<uint8_t*>(truncated.mutable_data()), lives.mutable_data(), frames.mutable_data(),
+                 episode_frames.mutable_data(), final_data);
+      }, py::arg("ids"), py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"),
+         py::arg("lives"), py::arg("frame_numbers"), py::arg("episode_frame_numbers"), py::arg("final_obs") = py::none(),
+         "Writes the listed environments' latest results, in that order, into the given arrays.")
+      .def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {

@@ -21,6 +21,7 @@
 #include "console.hpp"
 #include "environment.hpp"
 #include "games/registry.hpp"
+#include "preprocess.hpp"
 
 namespace cule {
 
@@ -122,6 +123,49 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
+// ale-py AtariVectorEnv's preprocessing arguments (plus cule's mode choice).
+struct VectorOptions {
+  int frameskip = 4, stack_num = 4, img_height = 84, img_width = 84;
+  bool grayscale = true, maxpool = true;
+  int noop_max = 30;
+  bool fire_reset = true, has_fire = false;  // has_fire: FIRE is in the action set
+  bool episodic_life = false, life_loss_info = false, reward_clipping = true;
+  int max_episode_steps = 108000;
+  bool same_step = false;   // AutoresetMode.SAME_STEP
+  bool gymnasium = false;   // gymnasium AtariEnv steps instead (cule.make)
+  int default_mode = 0, mode = 0, difficulty = 0;
+  int cache_size = 0;       // reset_mode "cache": K start states (0: ALE's reset every time)
+};
+
+// PreprocessedEnv's per-environment fields beside EnvState's.
+struct VectorState {
+  Mt19937 noop_rng;  // std::mt19937 seeded with the reset seed
+  int32_t reward;
+  uint8_t game_over, truncated, life_lost;
+};
+
+// What EnvVectorizer reports for one environment.
+struct EnvResult {
+  int32_t reward = 0;
+  uint8_t terminated = 0, truncated = 0;
+  int32_t lives = 0, frame_number = 0, episode_frame_number = 0;
+};
+
+// std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
+// libstdc++ (GCC 11+) draws it: Lemire's multiply-shift with rejection.
+inline uint32_t uniform_below(Mt19937& g, uint32_t range) {
+  uint64_t product = (uint64_t)g.next() * range;
+  uint32_t low = (uint32_t)product;
+  if (low < range) {
+    const uint32_t threshold = (0u - range) % range;
+    while (low < threshold) {
+      product = (uint64_t)g.next() * range;
+      low = (uint32_t)product;
+    }
+  }
+  return (uint32_t)(product >> 32);
+}
+
 class Emulator {
  public:
   // 2^20 draws of the system RNG: 128 + 1 per power-on, then 1 (129 with a
@@ -197,103 +241,88 @@ class Emulator {
     }
   }
 
-  // The observation pipeline of ale-py's vector env, minus resizing: the
-  // palette (RGB or ALE's grayscale table), max-pool of the last two captured
-  // frames, a ring of `stack_num` processed frames per environment.
-  void configure_observation(const uint8_t* rgb, const uint8_t* gray, bool grayscale, int stack_num, bool maxpool) {
-    if (stack_num <= 0) throw std::invalid_argument("stack_num must be positive");
+  // ---- ale-py's vector env (vector/preprocessed_env.cpp, env_vectorizer.cpp)
+
+  // Configures the PreprocessedEnv pipeline for every environment.
+  void configure_vector(const VectorOptions& o, const uint8_t* rgb, const uint8_t* gray) {
+    if (o.stack_num <= 0 || o.frameskip <= 0) throw std::invalid_argument("stack_num and frameskip must be positive");
+    const int h = rom_.tia.height;
+    if (o.img_height <= 0 || o.img_width <= 0 || o.img_height > h || o.img_width > (int)kScreenWidth)
+      throw std::invalid_argument("observations can shrink the " + std::to_string(h) + "x160 screen, not grow it: got " +
+                                  std::to_string(o.img_height) + "x" + std::to_string(o.img_width));
+    vopt_ = o;
     std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
     std::memcpy(palette_gray_, gray, sizeof palette_gray_);
-    grayscale_ = grayscale;
-    stack_num_ = stack_num;
-    maxpool_ = maxpool;
-    const size_t frame = (size_t)rom_.tia.height * kScreenWidth;
-    captures_.assign((size_t)n_ * 2 * frame, 0);
-    stacks_.assign((size_t)n_ * stack_num_ * observation_frame_bytes(), 0);
+    const int cn = o.grayscale ? 1 : 3;
+    taps_.assign(2 * (kScreenWidth + h), AreaTap{});
+    plan_ = preprocess::make_plan(kScreenWidth, h, o.img_width, o.img_height, cn, taps_.data());
+    raw_bytes_ = (size_t)h * kScreenWidth * cn;
+    obs_bytes_ = (size_t)o.img_height * o.img_width * cn;
+    raw_.assign((size_t)n_ * 2 * raw_bytes_, 0);
+    stacks_.assign((size_t)n_ * o.stack_num * obs_bytes_, 0);
+    final_.assign(o.same_step ? (size_t)n_ * o.stack_num * obs_bytes_ : 0, 0);
     stack_index_.assign(n_, 0);
+    vstates_.assign(n_, VectorState{});
+    results_.assign(n_, EnvResult{});
+    start_cache_.clear();
   }
-  int stack_num() const { return stack_num_; }
-  size_t observation_frame_bytes() const {
-    return (size_t)rom_.tia.height * kScreenWidth * (grayscale_ ? 1 : 3);
-  }
+  size_t stacked_bytes() const { return (size_t)vopt_.stack_num * obs_bytes_; }
 
-  // ale-py vector env steps for every active environment (AleEnv::vector_step),
-  // then each active environment's observation is pushed onto its stack.
-  // Frames are drawn only when captured; if a step turns out to contain a
-  // frame that ended above the window's last line (whose missing rows ALE
-  // fills with an older frame's), the step is run again drawing every frame,
-  // and an environment where that happens twice draws every frame from then on.
-  void step_batch(const int32_t* actions, const uint8_t* active, int frameskip, int max_episode_steps,
-                  bool episodic_life, bool gymnasium, int32_t* rewards, uint8_t* game_over, uint8_t* truncated, uint8_t* life_lost,
-                  int32_t* lives, int num_threads) {
-    const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
-    parallel_for(num_threads, [&](int env) {
-      if (active && !active[env]) {
-        rewards[env] = 0;
-        game_over[env] = truncated[env] = life_lost[env] = 0;
-        lives[env] = envs_[env].lives;
-        return;
-      }
-      uint8_t* capture[2] = {captures_.data() + (size_t)env * 2 * frame, captures_.data() + (size_t)env * 2 * frame + frame};
-      with_cart(settings_.cart, [&](auto cart) {
-        AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, buffer(env)};
-        const Machine machine_before = machines_[env];
-        const EnvState state_before = envs_[env];
-        bool over, trunc, lost;
-        int reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, gymnasium, capture,
-                                   frame, over, trunc, lost);
-        const bool short_frame = envs_[env].short_frames != state_before.short_frames;
-        // gymnasium shows the last frame ALE emulated, which is not the step's
-        // last when the episode ended inside it.
-        const bool ended_early = gymnasium && (over || trunc);
-        if (!state_before.draw_all && (short_frame || ended_early)) {
-          machines_[env] = machine_before;
-          envs_[env] = state_before;
-          envs_[env].draw_all = 1;
-          reward = e.vector_step(actions[env], frameskip, max_episode_steps, episodic_life, gymnasium, capture, frame,
-                                 over, trunc, lost);
-          // One short frame is usually a game restarting; a second means the
-          // game draws short frames, so draw them all from now on.
-          if (short_frame) ++envs_[env].short_steps;
-          envs_[env].draw_all = envs_[env].short_steps >= 2;
+  // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
+  // actions are ALE action ids; seeds (one per listed environment, or null)
+  // are used by forced resets, < 0 keeping the environment's console and RNGs.
+  void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
+                  int num_threads) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    if (force_reset && vopt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
+    parallel_for(num_threads, count, [&](int i) {
+      const int env = ids[i];
+      if (force_reset) {
+        vector_reset(env, seeds ? seeds[i] : -1);
+        write_result(env);
+      } else if (!vopt_.same_step) {
+        if (episode_over(env)) vector_reset(env, -1);
+        else vector_step(env, actions[i]);
+        write_result(env);
+      } else {
+        vector_step(env, actions[i]);
+        write_result(env);
+        if (episode_over(env)) {
+          linearize(env, final_.data() + (size_t)env * stacked_bytes());
+          const EnvResult ended = results_[env];
+          vector_reset(env, -1);
+          write_result(env);
+          results_[env].reward = ended.reward;
+          results_[env].terminated = ended.terminated;
+          results_[env].truncated = ended.truncated;
         }
-        rewards[env] = reward;
-        game_over[env] = over;
-        truncated[env] = trunc;
-        life_lost[env] = lost;
-        lives[env] = envs_[env].lives;
-      });
-      process_screen(env);
-    });
-  }
-
-  // ale-py vector env reset of the masked environments: reset_game, then the
-  // captures hold the screen and a black frame, and the stack only that frame.
-  void vector_reset_batch(const uint8_t* mask, int num_threads) {
-    const uint32_t frame = (uint32_t)rom_.tia.height * kScreenWidth;
-    parallel_for(num_threads, [&](int env) {
-      if (!mask[env]) return;
-      reset_game(env);
-      envs_[env].elapsed_steps = 0;
-      envs_[env].lives = lives(env);
-      uint8_t* c = captures_.data() + (size_t)env * 2 * frame;
-      std::memcpy(c, screen(env), frame);
-      std::memset(c + frame, 0, frame);
-      std::memset(stacks_.data() + (size_t)env * stack_num_ * observation_frame_bytes(), 0,
-                  stack_num_ * observation_frame_bytes());
-      stack_index_[env] = 0;
-      process_screen(env);
-    });
-  }
-
-  // Every environment's stack, oldest frame first: [N][stack][H][160](x3).
-  void observations(uint8_t* out) const {
-    const size_t f = observation_frame_bytes();
-    for (int env = 0; env < n_; ++env)
-      for (int i = 0; i < stack_num_; ++i) {
-        const int slot = (stack_index_[env] + i) % stack_num_;
-        std::memcpy(out + ((size_t)env * stack_num_ + i) * f, stacks_.data() + ((size_t)env * stack_num_ + slot) * f, f);
       }
+    });
+  }
+
+  // Copies the listed environments' latest results into batch order;
+  // final_obs (SameStep only, may be null) gets the pre-reset stack of those
+  // that ended and zeros for the others.
+  void gather(const int32_t* ids, int count, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated,
+              int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
+    const size_t bytes = stacked_bytes();
+    for (int i = 0; i < count; ++i) {
+      const int env = check(ids[i]);
+      const EnvResult& r = results_[env];
+      linearize(env, obs + i * bytes);
+      rewards[i] = r.reward;
+      terminated[i] = r.terminated;
+      truncated[i] = r.truncated;
+      lives[i] = r.lives;
+      frame_numbers[i] = r.frame_number;
+      episode_frame_numbers[i] = r.episode_frame_number;
+      if (final_obs) {
+        if ((r.terminated || r.truncated) && !final_.empty())
+          std::memcpy(final_obs + i * bytes, final_.data() + (size_t)env * bytes, bytes);
+        else
+          std::memset(final_obs + i * bytes, 0, bytes);
+      }
+    }
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }
@@ -318,11 +347,11 @@ class Emulator {
   }
 
   template <class F>
-  void parallel_for(int num_threads, F&& f) {
+  void parallel_for(int num_threads, int count, F&& f) {
     int threads = num_threads > 0 ? num_threads : (int)std::thread::hardware_concurrency();
     threads = std::max(1, std::min(threads, n_));
     if (!pool_ || pool_->size() != threads) pool_ = std::make_unique<ThreadPool>(threads);
-    pool_->run(n_, std::function<void(int)>(f));
+    pool_->run(count, std::function<void(int)>(f));
   }
 
   template <class F>
@@ -367,33 +396,195 @@ class Emulator {
   std::vector<EnvState> envs_;
   std::vector<uint8_t> buffers_;
   std::unique_ptr<ThreadPool> pool_;
-  // observation pipeline (configure_observation)
+  // ale-py vector env pipeline (configure_vector)
+  VectorOptions vopt_{};
   uint8_t palette_rgb_[256 * 3] = {};
   uint8_t palette_gray_[256] = {};
-  bool grayscale_ = true, maxpool_ = true;
-  int stack_num_ = 1;
-  std::vector<uint8_t> captures_, stacks_;
+  std::vector<AreaTap> taps_;
+  ResizePlan plan_{};
+  size_t raw_bytes_ = 0, obs_bytes_ = 0;
+  std::vector<uint8_t> raw_, stacks_, final_;  // [N][2] raw frames, [N][stack] observations, [N] final stacks
   std::vector<int> stack_index_;
+  std::vector<VectorState> vstates_;
+  std::vector<EnvResult> results_;
 
-  // PreprocessedEnv::process_screen without the resize.
-  void process_screen(int env) {
-    const size_t pixels = (size_t)rom_.tia.height * kScreenWidth;
-    const uint8_t* last = captures_.data() + (size_t)env * 2 * pixels;
-    const uint8_t* before = last + pixels;
-    uint8_t* out = stacks_.data() + ((size_t)env * stack_num_ + stack_index_[env]) * observation_frame_bytes();
-    if (grayscale_) {
-      for (size_t i = 0; i < pixels; ++i) {
-        const uint8_t a = palette_gray_[last[i]];
-        out[i] = maxpool_ ? std::max(a, palette_gray_[before[i]]) : a;
-      }
-    } else {
-      for (size_t i = 0; i < pixels; ++i)
-        for (int c = 0; c < 3; ++c) {
-          const uint8_t a = palette_rgb_[last[i] * 3 + c];
-          out[i * 3 + c] = maxpool_ ? std::max(a, palette_rgb_[before[i] * 3 + c]) : a;
-        }
+  uint8_t* raw(int env, int k) { return raw_.data() + ((size_t)env * 2 + k) * raw_bytes_; }
+
+  // reset_mode "cache" (CuLE): start states recorded once, copied on reset.
+  struct StartState {
+    Machine machine;
+    EnvState env;
+    std::vector<uint8_t> screens, first_frame;  // both TIA buffers; the processed reset frame
+  };
+  std::vector<StartState> start_cache_;
+
+  // Entry k is ALE's reset (reset_game, FIRE) followed by k % noop_max NOOPs
+  // (environment 0's slot, restored after), so the cache covers the no-op
+  // starts ALE's random draw would give.
+  void build_start_cache(int64_t seed) {
+    const Machine machine0 = machines_[0];
+    const EnvState env0 = envs_[0];
+    const VectorState v0 = vstates_[0];
+    const std::vector<uint8_t> screens0(buffer(0), buffer(0) + buffer_bytes());
+    start_cache_.assign(vopt_.cache_size, StartState{});
+    for (int k = 0; k < vopt_.cache_size; ++k) {
+      load(0, (uint32_t)seed, vopt_.default_mode, 0);
+      set_mode(0, vopt_.mode, vopt_.difficulty);
+      ale_reset(0, k % (vopt_.noop_max > 0 ? vopt_.noop_max : 1));
+      StartState& c = start_cache_[k];
+      c.machine = machines_[0];
+      c.env = envs_[0];
+      c.screens.assign(buffer(0), buffer(0) + buffer_bytes());
+      c.first_frame.resize(raw_bytes_);
+      preprocess::apply_palette(screen(0), rom_.tia.height * (int)kScreenWidth, vopt_.grayscale, palette_gray_,
+                                palette_rgb_, c.first_frame.data());
     }
-    stack_index_[env] = (stack_index_[env] + 1) % stack_num_;
+    machines_[0] = machine0;
+    envs_[0] = env0;
+    vstates_[0] = v0;
+    std::memcpy(buffer(0), screens0.data(), buffer_bytes());
+  }
+
+  // ALE's reset_game, FIRE when asked for, then `noops` NOOPs (a game that
+  // ends during them is reset again).
+  void ale_reset(int env, int noops) {
+    reset_game(env);
+    const bool fire = vopt_.fire_reset && vopt_.has_fire;
+    if (fire) act(env, kFire, kPlayerBNoop);
+    for (noops -= (int)fire; noops > 0; --noops) {
+      act(env, kNoop, kPlayerBNoop);
+      if (game_over(env)) reset_game(env);
+    }
+  }
+
+  // A start state from the cache, picked with the environment's no-op RNG;
+  // the environment keeps its sticky-action RNG and its frame counter
+  // (advanced by the start state's frames).
+  void cached_reset(int env) {
+    const StartState& c = start_cache_[uniform_below(vstates_[env].noop_rng, (uint32_t)start_cache_.size())];
+    EnvState& s = envs_[env];
+    const Mt19937 rng = s.rng;
+    const int32_t frames = s.frame_number;
+    machines_[env] = c.machine;
+    s = c.env;
+    s.rng = rng;
+    s.frame_number = frames + c.env.episode_frame_number;
+    std::memcpy(buffer(env), c.screens.data(), buffer_bytes());
+    std::memcpy(raw(env, 0), c.first_frame.data(), raw_bytes_);
+  }
+
+  // PreprocessedEnv::is_episode_over.
+  bool episode_over(int env) const {
+    const VectorState& v = vstates_[env];
+    if (vopt_.gymnasium) return v.game_over || v.truncated;
+    return v.game_over || envs_[env].elapsed_steps >= vopt_.max_episode_steps || (vopt_.episodic_life && v.life_lost);
+  }
+
+  // PreprocessedEnv::write_to, minus the stack (gather linearizes it).
+  void write_result(int env) {
+    const VectorState& v = vstates_[env];
+    EnvResult& r = results_[env];
+    r.reward = v.reward;
+    if (vopt_.gymnasium) {
+      r.terminated = v.game_over;
+      r.truncated = v.truncated;
+    } else {
+      r.terminated = v.game_over || ((vopt_.life_loss_info || vopt_.episodic_life) && v.life_lost);
+      r.truncated = envs_[env].elapsed_steps >= vopt_.max_episode_steps && !r.terminated;
+    }
+    r.lives = envs_[env].lives;
+    r.frame_number = envs_[env].frame_number;
+    r.episode_frame_number = envs_[env].episode_frame_number;
+  }
+
+  // PreprocessedEnv::reset: a seed >= 0 powers the console on again
+  // (setInt("random_seed"), loadROM) and reseeds the no-op RNG; then
+  // reset_game, FIRE, a random number of NOOPs (or a cached start state),
+  // and a fresh stack.
+  void vector_reset(int env, int64_t seed) {
+    VectorState& v = vstates_[env];
+    if (seed >= 0) {
+      load(env, (uint32_t)seed, vopt_.default_mode, 0);
+      set_mode(env, vopt_.mode, vopt_.difficulty);
+      v.noop_rng.seed((uint32_t)seed);
+    }
+    if (!start_cache_.empty()) {
+      cached_reset(env);
+    } else {
+      ale_reset(env, (int)uniform_below(v.noop_rng, vopt_.noop_max > 0 ? (uint32_t)vopt_.noop_max : 1u));
+      preprocess::apply_palette(screen(env), rom_.tia.height * (int)kScreenWidth, vopt_.grayscale, palette_gray_,
+                                palette_rgb_, raw(env, 0));
+    }
+    std::memset(raw(env, 1), 0, raw_bytes_);
+    std::memset(stacks_.data() + (size_t)env * stacked_bytes(), 0, stacked_bytes());
+    stack_index_[env] = 0;
+    process_screen(env);
+    EnvState& s = envs_[env];
+    s.elapsed_steps = 0;
+    s.lives = lives(env);
+    v.reward = 0;
+    v.game_over = v.truncated = v.life_lost = 0;
+  }
+
+  // PreprocessedEnv::step. Frames are drawn only when captured; if a step
+  // turns out to contain a frame that ended above the window's last line
+  // (whose missing rows ALE fills with an older frame's), the step is run
+  // again drawing every frame, and an environment where that happens twice
+  // draws every frame from then on.
+  void vector_step(int env, int action) {
+    const int pixels = rom_.tia.height * (int)kScreenWidth;
+    auto capture = [&](int k, const uint8_t* screen) {
+      preprocess::apply_palette(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, k));
+    };
+    VectorState& v = vstates_[env];
+    with_cart(settings_.cart, [&](auto cart) {
+      AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, buffer(env)};
+      const Machine machine_before = machines_[env];
+      const EnvState state_before = envs_[env];
+      bool over, trunc, lost;
+      int reward = e.vector_step(action, vopt_.frameskip, vopt_.max_episode_steps, vopt_.episodic_life,
+                                 vopt_.gymnasium, capture, over, trunc, lost);
+      const bool short_frame = envs_[env].short_frames != state_before.short_frames;
+      // gymnasium shows the last frame ALE emulated, which is not the step's
+      // last when the episode ended inside it.
+      const bool ended_early = vopt_.gymnasium && (over || trunc);
+      if (!state_before.draw_all && (short_frame || ended_early)) {
+        machines_[env] = machine_before;
+        envs_[env] = state_before;
+        envs_[env].draw_all = 1;
+        reward = e.vector_step(action, vopt_.frameskip, vopt_.max_episode_steps, vopt_.episodic_life,
+                               vopt_.gymnasium, capture, over, trunc, lost);
+        // One short frame is usually a game restarting; a second means the
+        // game draws short frames, so draw them all from now on.
+        if (short_frame) ++envs_[env].short_steps;
+        envs_[env].draw_all = envs_[env].short_steps >= 2;
+      }
+      v.reward = vopt_.reward_clipping ? std::clamp(reward, -1, 1) : reward;
+      v.game_over = over;
+      v.truncated = trunc;
+      v.life_lost = lost;
+    });
+    process_screen(env);
+  }
+
+  // PreprocessedEnv::process_screen: max-pool into the newest raw frame,
+  // resize into the stack's next slot.
+  void process_screen(int env) {
+    uint8_t* newest = raw(env, 0);
+    if (vopt_.maxpool) preprocess::max_in_place(newest, raw(env, 1), (int)raw_bytes_);
+    float scratch[2 * kScreenWidth * 3];
+    preprocess::resize(plan_, newest,
+                       stacks_.data() + (size_t)env * stacked_bytes() + (size_t)stack_index_[env] * obs_bytes_,
+                       scratch);
+    stack_index_[env] = (stack_index_[env] + 1) % vopt_.stack_num;
+  }
+
+  // The ring as a stack, oldest frame first.
+  void linearize(int env, uint8_t* out) const {
+    const uint8_t* ring = stacks_.data() + (size_t)env * stacked_bytes();
+    for (int i = 0; i < vopt_.stack_num; ++i)
+      std::memcpy(out + i * obs_bytes_, ring + (size_t)((stack_index_[env] + i) % vopt_.stack_num) * obs_bytes_,
+                  obs_bytes_);
   }
 };
 

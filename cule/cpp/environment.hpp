@@ -116,18 +116,19 @@ struct AleEnv {
   }
 
   // One step of ale-py's vector env (PreprocessedEnv::step): `frameskip` ALE
-  // acts, stopping early when the episode ends; the last two frames are
-  // captured (palette indices) into capture[1] and capture[0], the last into
-  // capture[0], unless the loop stopped before them, so an episode's last
-  // observation can be an earlier frame, as in ale-py. Frames nobody
+  // acts, stopping early when the episode ends; capture(k, screen) receives
+  // the palette indices of the step's last frame (k = 0) and the one before
+  // (k = 1), unless the loop stopped before them, so an episode's last
+  // observation can be built from older frames, as in ale-py. Frames nobody
   // captures are not drawn. Returns the summed reward.
   //
   // With `gymnasium` set it is instead gymnasium's AtariEnv.step: all
   // `frameskip` acts run (ALE's act emulates nothing once the game is over),
-  // the last frame is the observation, and truncation is ALE's own frame limit.
+  // the last frame is the observation (captured as both), and truncation is
+  // ALE's own frame limit.
+  template <class Capture>
   CULE_HD int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life, bool gymnasium,
-                          uint8_t* capture[2], uint32_t capture_bytes, bool& over, bool& truncated,
-                          bool& life_lost) {
+                          Capture&& capture, bool& over, bool& truncated, bool& life_lost) {
     int reward = 0;
     over = truncated = life_lost = false;
     if (gymnasium) {
@@ -138,7 +139,8 @@ struct AleEnv {
       over = s.game.terminal;
       truncated = this->truncated();
       const uint8_t* screen = console::current_buffer(m, buffers);
-      for (uint32_t i = 0; i < capture_bytes; ++i) capture[0][i] = capture[1][i] = screen[i];
+      capture(0, screen);
+      capture(1, screen);
       draw = true;
       s.lives = Games::lives(cfg.game, s.game);
       return reward;
@@ -152,10 +154,7 @@ struct AleEnv {
       const int lives_now = Games::lives(cfg.game, s.game);
       life_lost = lives_now < s.lives && lives_now > 0;
       if (over || truncated || (episodic_life && life_lost)) break;
-      if (skip_id <= 2) {
-        const uint8_t* screen = console::current_buffer(m, buffers);
-        for (uint32_t i = 0; i < capture_bytes; ++i) capture[skip_id - 1][i] = screen[i];
-      }
+      if (skip_id <= 2) capture(skip_id - 1, (const uint8_t*)console::current_buffer(m, buffers));
     }
     draw = true;
     s.lives = Games::lives(cfg.game, s.game);

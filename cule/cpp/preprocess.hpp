@@ -1,0 +1,223 @@
+// The observation pipeline of ale-py's vector env (vector/preprocessed_env.cpp):
+// palette, in-place max-pool of the two captured frames, and OpenCV's
+// cv::resize(..., INTER_AREA) for downscaling, reproduced to the bit so an
+// observation equals ale-py's. Host and device: the CPU backend runs it per
+// environment, the CUDA render kernel per pixel row.
+//
+// OpenCV facts (imgproc/src/resize.cpp, 4.x): scale = 1 / (dst / src) in
+// double; both scales integer -> "area fast": 2x2 averages as (sum + 2) >> 2,
+// other integer factors as float(sum) * (1.f / area) rounded half to even;
+// otherwise per-axis tap tables (source index, destination index, float
+// weight) and float accumulation, row by row: buf[d] += src[s] * alpha, then
+// sum[d] = beta * buf[d] for a row's first tap and sum[d] += beta * buf[d]
+// after, rounded half to even. Products and sums must stay unfused.
+#pragma once
+
+#include "common.hpp"
+
+#if !defined(__CUDACC_RTC__)
+#include <cmath>
+#endif
+
+namespace cule {
+
+struct AreaTap {
+  int32_t src;  // source index times channels
+  int32_t dst;  // destination index times channels
+  float alpha;
+};
+
+enum class ResizeKind : uint8_t { kCopy, kFast, kArea };
+
+// Fixed for a batch. The tap tables live with the caller (host vector or
+// device buffer); 2 * source size taps per axis are always enough.
+struct ResizePlan {
+  int32_t src_w, src_h, dst_w, dst_h, channels;
+  ResizeKind kind;
+  int32_t scale_x, scale_y;  // kFast
+  const AreaTap* xtab;       // kArea
+  const AreaTap* ytab;
+  int32_t xtab_size, ytab_size;
+};
+
+namespace preprocess {
+
+CULE_HD float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+CULE_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+// saturate_cast<uchar>(float): cvRound (half to even), then clamp.
+CULE_HD uint8_t saturate_u8(float v) {
+#if defined(__CUDA_ARCH__)
+  const int r = __float2int_rn(v);
+#else
+  const int r = (int)std::nearbyint(v);
+#endif
+  return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+}
+
+CULE_HD double floor_d(double v) {
+  const double t = (double)(long long)v;
+  return t > v ? t - 1.0 : t;
+}
+CULE_HD double ceil_d(double v) {
+  const double t = (double)(long long)v;
+  return t < v ? t + 1.0 : t;
+}
+
+// computeResizeAreaTab: the source cells each destination cell overlaps, with
+// their share of it. Returns the number of taps written.
+CULE_HD int area_taps(int src_size, int dst_size, int channels, double scale, AreaTap* tab) {
+  int k = 0;
+  for (int dx = 0; dx < dst_size; ++dx) {
+    const double f1 = dx * scale, f2 = f1 + scale;
+    const double cell = scale < src_size - f1 ? scale : src_size - f1;
+    int s1 = (int)ceil_d(f1), s2 = (int)floor_d(f2);
+    if (s2 > src_size - 1) s2 = src_size - 1;
+    if (s1 > s2) s1 = s2;
+    if (s1 - f1 > 1e-3) tab[k++] = AreaTap{(s1 - 1) * channels, dx * channels, (float)((s1 - f1) / cell)};
+    for (int s = s1; s < s2; ++s) tab[k++] = AreaTap{s * channels, dx * channels, (float)(1.0 / cell)};
+    if (f2 - s2 > 1e-3) {
+      double part = f2 - s2 < 1.0 ? f2 - s2 : 1.0;
+      if (part > cell) part = cell;
+      tab[k++] = AreaTap{s2 * channels, dx * channels, (float)(part / cell)};
+    }
+  }
+  return k;
+}
+
+// The plan for src -> dst; tables point at storage of 2 * (src_w + src_h)
+// taps, filled here when the plan needs them. Only downscaling (or the same
+// size) is supported: ale-py users shrink frames.
+CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int channels, AreaTap* storage) {
+  ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0};
+  if (src_w == dst_w && src_h == dst_h) return p;
+  const double sx = 1.0 / ((double)dst_w / src_w), sy = 1.0 / ((double)dst_h / src_h);
+  const int ix = (int)(sx + 0.5), iy = (int)(sy + 0.5);  // saturate_cast<int>: nearest
+  const double eps = 2.220446049250313e-16;
+  const double dx = sx - ix, dy = sy - iy;
+  if ((dx < 0 ? -dx : dx) < eps && (dy < 0 ? -dy : dy) < eps) {
+    p.kind = ResizeKind::kFast;
+    p.scale_x = ix;
+    p.scale_y = iy;
+    return p;
+  }
+  p.kind = ResizeKind::kArea;
+  AreaTap* x = storage;
+  AreaTap* y = storage + 2 * src_w;
+  p.xtab_size = area_taps(src_w, dst_w, channels, sx, x);
+  p.ytab_size = area_taps(src_h, dst_h, 1, sy, y);
+  p.xtab = x;
+  p.ytab = y;
+  return p;
+}
+
+// resizeAreaFast_: integer factors (the destination tiles the source exactly).
+CULE_HD void resize_fast(const ResizePlan& p, const uint8_t* src, uint8_t* dst) {
+  const int cn = p.channels, sx = p.scale_x, sy = p.scale_y, area = sx * sy;
+  const int src_row = p.src_w * cn, dst_row = p.dst_w * cn;
+  const float scale = 1.f / (float)area;
+  const bool two_by_two = sx == 2 && sy == 2 && (cn == 1 || cn == 3 || cn == 4);
+  for (int dy = 0; dy < p.dst_h; ++dy) {
+    const uint8_t* s = src + (size_t)dy * sy * src_row;
+    uint8_t* d = dst + (size_t)dy * dst_row;
+    for (int x = 0; x < dst_row; ++x) {
+      const int px = x / cn, c = x - px * cn;
+      const uint8_t* cell = s + px * sx * cn + c;
+      int sum = 0;
+      for (int r = 0; r < sy; ++r)
+        for (int q = 0; q < sx; ++q) sum += cell[r * src_row + q * cn];
+      d[x] = two_by_two ? (uint8_t)((sum + 2) >> 2) : saturate_u8(mul_rn((float)sum, scale));
+    }
+  }
+}
+
+CULE_HD bool same_row(const uint8_t* a, const uint8_t* b, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// ResizeArea_Invoker for destination rows [row_begin, row_end): `scratch`
+// holds 2 * dst_w * channels floats. OpenCV redoes the horizontal pass of a
+// source row for every tap that uses it; the result depends only on the
+// row's bytes, so it is kept while the next tap's row has the same bytes
+// (the same row, or a repeated scanline). Rows are independent, as in
+// OpenCV's parallel split.
+CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, int row_begin,
+                              int row_end) {
+  const int width = p.dst_w * p.channels, cn = p.channels, row_bytes = p.src_w * p.channels;
+  float* buf = scratch;
+  float* sum = scratch + width;
+  const uint8_t* buf_row = nullptr;  // the source row buf holds
+  int j = 0;
+  while (j < p.ytab_size && p.ytab[j].dst < row_begin) ++j;
+  for (int dy = row_begin; dy < row_end; ++dy) {
+    bool first = true;
+    for (; j < p.ytab_size && p.ytab[j].dst == dy; ++j) {
+      const float beta = p.ytab[j].alpha;
+      const uint8_t* s = src + (size_t)p.ytab[j].src * row_bytes;
+      if (!buf_row || (s != buf_row && !same_row(s, buf_row, row_bytes))) {
+        for (int x = 0; x < width; ++x) buf[x] = 0.f;
+        for (int k = 0; k < p.xtab_size; ++k) {
+          const AreaTap t = p.xtab[k];
+          for (int c = 0; c < cn; ++c)
+            buf[t.dst + c] = add_rn(buf[t.dst + c], mul_rn((float)s[t.src + c], t.alpha));
+        }
+      }
+      buf_row = s;
+      if (first)
+        for (int x = 0; x < width; ++x) sum[x] = mul_rn(beta, buf[x]);
+      else
+        for (int x = 0; x < width; ++x) sum[x] = add_rn(sum[x], mul_rn(beta, buf[x]));
+      first = false;
+    }
+    uint8_t* d = dst + (size_t)dy * width;
+    for (int x = 0; x < width; ++x) d[x] = saturate_u8(sum[x]);
+  }
+}
+
+CULE_HD void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
+  if (p.kind == ResizeKind::kCopy) {
+    const int bytes = p.src_w * p.src_h * p.channels;
+    for (int i = 0; i < bytes; ++i) dst[i] = src[i];
+  } else if (p.kind == ResizeKind::kFast) {
+    resize_fast(p, src, dst);
+  } else {
+    resize_area_rows(p, src, dst, scratch, 0, p.dst_h);
+  }
+}
+
+// getScreenGrayscale / getScreenRGB of palette indices.
+CULE_HD void apply_palette(const uint8_t* indices, int pixels, bool grayscale, const uint8_t* gray, const uint8_t* rgb,
+                           uint8_t* out) {
+  if (grayscale) {
+    for (int i = 0; i < pixels; ++i) out[i] = gray[indices[i]];
+  } else {
+    for (int i = 0; i < pixels; ++i) {
+      const uint8_t* c = rgb + 3 * indices[i];
+      out[3 * i] = c[0];
+      out[3 * i + 1] = c[1];
+      out[3 * i + 2] = c[2];
+    }
+  }
+}
+
+// maxpool_frames: dst = max(dst, src), in place (ale-py keeps the result as
+// its newest raw frame, which a step that captures nothing reuses).
+CULE_HD void max_in_place(uint8_t* dst, const uint8_t* src, int bytes) {
+  for (int i = 0; i < bytes; ++i) dst[i] = dst[i] > src[i] ? dst[i] : src[i];
+}
+
+}  // namespace preprocess
+}  // namespace cule

@@ -1,0 +1,42 @@
+"""The vector env's resize equals OpenCV's cv2.resize(..., INTER_AREA) byte for byte (issue 5).
+
+ale-py shrinks observations with OpenCV's INTER_AREA; cule reproduces it in
+cule/cpp/preprocess.hpp (tap tables, float order, half-even rounding, the
+integer-factor fast paths). Random images and sizes, grey and RGB, half of
+them with repeated rows (the case where cule reuses a row's horizontal pass).
+"""
+import numpy as np
+import pytest
+
+from cule import _core
+
+cv2 = pytest.importorskip("cv2", reason="opencv-python-headless is a test dependency: pip install -e '.[test]'")
+
+
+def _images(count, seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        h, w = int(rng.integers(1, 260)), int(rng.integers(1, 200))
+        img = rng.integers(0, 256, (h, w, 3) if rng.random() < 0.3 else (h, w), dtype=np.uint8)
+        if rng.random() < 0.5:
+            img = np.ascontiguousarray(np.repeat(img[::2], 2, axis=0)[:h])
+        yield img, int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+
+
+def test_random_shrinks_equal_opencv():
+    bad = [(img.shape, dh, dw) for img, dh, dw in _images(2000, 0)
+           if not np.array_equal(cv2.resize(img, (dw, dh), interpolation=cv2.INTER_AREA), _core.resize_area(img, dh, dw))]
+    assert not bad, f"{len(bad)} of 2000 differ, e.g. {bad[:3]}"
+
+
+@pytest.mark.parametrize("shape,size", [((210, 160), (84, 84)), ((250, 160), (84, 84)), ((210, 160, 3), (84, 84)),
+                                        ((210, 160), (105, 80)), ((210, 160, 3), (105, 80)), ((210, 160), (70, 80)),
+                                        ((210, 160), (42, 32)), ((210, 160), (210, 160)), ((250, 160, 3), (64, 64))])
+def test_atari_sizes_equal_opencv(shape, size):
+    img = np.random.default_rng(1).integers(0, 256, shape, dtype=np.uint8)
+    assert np.array_equal(cv2.resize(img, size[::-1], interpolation=cv2.INTER_AREA), _core.resize_area(img, *size))
+
+
+def test_growing_is_refused():
+    with pytest.raises(ValueError, match="shrinks"):
+        _core.resize_area(np.zeros((10, 10), np.uint8), 20, 5)
