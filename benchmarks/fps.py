@@ -96,7 +96,9 @@ def profile(game: str, envs: int, steps: int) -> None:
         subprocess.run(["perf", "record", "-q", "-o", data, sys.executable, "-c", code], check=True)
         report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--percent-limit", "1",
                                  "--sort", "dso,symbol"], capture_output=True, text=True).stdout
-    print("\n".join(line for line in report.splitlines() if line.strip() and not line.startswith("#")))
+    for line in report.splitlines():
+        if line.strip() and not line.startswith("#"):
+            print(" ".join(line.split()).replace("_core.cpython-311-x86_64-linux-gnu.so", "_core.so")[:150])
 
 
 def main() -> None:

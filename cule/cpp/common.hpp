@@ -25,9 +25,15 @@ typedef long long int64_t;
 #define CULE_HD __host__ __device__ inline
 #define CULE_HOT __host__ __device__ __forceinline__
 #define CULE_FRAME __host__ __device__ __noinline__
+#define CULE_OP __host__ __device__ inline
 #else
 #define CULE_HD inline
 // The bus accesses sit inside every instruction: g++ must inline them.
 #define CULE_HOT inline __attribute__((always_inline))
 #define CULE_FRAME inline
+// The CPU's per-instruction helpers: on the host, inlined into the opcode
+// switch so each case folds to straight-line code (g++ otherwise calls
+// fetch and the operation switches per instruction, ~25% of a frame); nvcc
+// keeps its own judgement, which bounds the kernels' size.
+#define CULE_OP inline __attribute__((always_inline))
 #endif

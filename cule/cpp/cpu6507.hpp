@@ -76,12 +76,12 @@ CULE_HOT void write(Cpu6507& c, Bus& bus, uint16_t address, uint8_t v) {
 }
 
 template <class Bus>
-CULE_HD uint8_t fetch(Cpu6507& c, Bus& bus) {
+CULE_OP uint8_t fetch(Cpu6507& c, Bus& bus) {
   return read(c, bus, c.pc++);
 }
 
 template <class Bus>
-CULE_HD uint16_t fetch_word(Cpu6507& c, Bus& bus) {
+CULE_OP uint16_t fetch_word(Cpu6507& c, Bus& bus) {
   uint16_t lo = fetch(c, bus);
   uint16_t hi = fetch(c, bus);
   return (uint16_t)(lo | (hi << 8));
@@ -90,7 +90,7 @@ CULE_HD uint16_t fetch_word(Cpu6507& c, Bus& bus) {
 // A zero-page pointer's high byte comes from pointer+1 without wrapping, so
 // pointer $FF reads $0100 (M6502Low); on a 2600 $0000 and $0100 are both TIA.
 template <class Bus>
-CULE_HD uint16_t read_pointer(Cpu6507& c, Bus& bus, uint8_t pointer) {
+CULE_OP uint16_t read_pointer(Cpu6507& c, Bus& bus, uint8_t pointer) {
   uint16_t lo = read(c, bus, pointer);
   uint16_t hi = read(c, bus, (uint16_t)(pointer + 1));
   return (uint16_t)(lo | (hi << 8));
@@ -99,7 +99,7 @@ CULE_HD uint16_t read_pointer(Cpu6507& c, Bus& bus, uint8_t pointer) {
 CULE_HD bool crosses_page(uint16_t a, uint16_t b) { return ((a ^ b) & 0xFF00) != 0; }
 
 template <bool kReadPenalty, class Bus>
-CULE_HD uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
+CULE_OP uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
   uint16_t address = (uint16_t)(base + index);
   if (kReadPenalty && crosses_page(base, address)) bus.tick(1);
   return address;
@@ -108,7 +108,7 @@ CULE_HD uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
 // The operand address of a mode; for Imm, the address of the operand byte.
 // kReadPenalty: the access is a read that pays the page-crossing cycle.
 template <Mode M, bool kReadPenalty, class Bus>
-CULE_HD uint16_t operand_address(Cpu6507& c, Bus& bus) {
+CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
   switch (M) {
     case Mode::Imm: return c.pc++;
     case Mode::Zp: return fetch(c, bus);
@@ -202,7 +202,7 @@ CULE_HD void arr(Cpu6507& c, uint8_t m) {
   set_flag(c, flag::C, high_fix);
 }
 
-CULE_HD void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
+CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
   switch (op) {
     case ReadOp::LDA: c.a = m; set_nz(c, m); break;
     case ReadOp::LDX: c.x = m; set_nz(c, m); break;
@@ -245,7 +245,7 @@ CULE_HD void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
 }
 
 // Returns the byte written back; applies the flag and register side effects.
-CULE_HD uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
+CULE_OP uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
   uint8_t r = m;
   switch (op) {
     case ModifyOp::ASL: case ModifyOp::SLO:
@@ -279,14 +279,14 @@ CULE_HD uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
   return r;
 }
 
-template <Mode M, class Bus>
-CULE_HD void read_op(Cpu6507& c, Bus& bus, ReadOp op) {
+template <Mode M, ReadOp op, class Bus>
+CULE_OP void read_op(Cpu6507& c, Bus& bus) {
   const uint8_t m = read(c, bus, operand_address<M, true>(c, bus));
   apply_read(c, op, m);
 }
 
-template <Mode M, class Bus>
-CULE_HD void store_op(Cpu6507& c, Bus& bus, StoreOp op) {
+template <Mode M, StoreOp op, class Bus>
+CULE_OP void store_op(Cpu6507& c, Bus& bus) {
   const uint16_t address = operand_address<M, false>(c, bus);
   // SHA/SHX/SHY/TAS: H is the high byte of the final, already indexed address.
   const uint8_t h1 = (uint8_t)((address >> 8) + 1);
@@ -304,15 +304,15 @@ CULE_HD void store_op(Cpu6507& c, Bus& bus, StoreOp op) {
   write(c, bus, address, v);
 }
 
-template <Mode M, class Bus>
-CULE_HD void modify_op(Cpu6507& c, Bus& bus, ModifyOp op) {
+template <Mode M, ModifyOp op, class Bus>
+CULE_OP void modify_op(Cpu6507& c, Bus& bus) {
   const uint16_t address = operand_address<M, false>(c, bus);
   const uint8_t m = read(c, bus, address);
   write(c, bus, address, apply_modify(c, op, m));
 }
 
 template <class Bus>
-CULE_HD void branch(Cpu6507& c, Bus& bus, bool taken) {
+CULE_OP void branch(Cpu6507& c, Bus& bus, bool taken) {
   const int8_t offset = (int8_t)fetch(c, bus);
   if (!taken) return;
   const uint16_t target = (uint16_t)(c.pc + offset);
@@ -402,185 +402,185 @@ CULE_HD void step(Cpu6507& c, Bus& bus) {
   auto charge = [&](uint32_t n) { bus.tick(n); };
   switch (opcode) {
     // ---- loads
-    case 0xA9: charge(2); read_op<M::Imm>(c, bus, R::LDA); break;
-    case 0xA5: charge(3); read_op<M::Zp>(c, bus, R::LDA); break;
-    case 0xB5: charge(4); read_op<M::ZpX>(c, bus, R::LDA); break;
-    case 0xAD: charge(4); read_op<M::Abs>(c, bus, R::LDA); break;
-    case 0xBD: charge(4); read_op<M::AbsX>(c, bus, R::LDA); break;
-    case 0xB9: charge(4); read_op<M::AbsY>(c, bus, R::LDA); break;
-    case 0xA1: charge(6); read_op<M::IndX>(c, bus, R::LDA); break;
-    case 0xB1: charge(5); read_op<M::IndY>(c, bus, R::LDA); break;
-    case 0xA2: charge(2); read_op<M::Imm>(c, bus, R::LDX); break;
-    case 0xA6: charge(3); read_op<M::Zp>(c, bus, R::LDX); break;
-    case 0xB6: charge(4); read_op<M::ZpY>(c, bus, R::LDX); break;
-    case 0xAE: charge(4); read_op<M::Abs>(c, bus, R::LDX); break;
-    case 0xBE: charge(4); read_op<M::AbsY>(c, bus, R::LDX); break;
-    case 0xA0: charge(2); read_op<M::Imm>(c, bus, R::LDY); break;
-    case 0xA4: charge(3); read_op<M::Zp>(c, bus, R::LDY); break;
-    case 0xB4: charge(4); read_op<M::ZpX>(c, bus, R::LDY); break;
-    case 0xAC: charge(4); read_op<M::Abs>(c, bus, R::LDY); break;
-    case 0xBC: charge(4); read_op<M::AbsX>(c, bus, R::LDY); break;
-    case 0xA7: charge(4); read_op<M::Zp>(c, bus, R::LAX); break;  // 4 in Stella, 3 on NMOS
-    case 0xB7: charge(4); read_op<M::ZpY>(c, bus, R::LAX); break;
-    case 0xAF: charge(4); read_op<M::Abs>(c, bus, R::LAX); break;
-    case 0xBF: charge(4); read_op<M::AbsY>(c, bus, R::LAX); break;
-    case 0xA3: charge(6); read_op<M::IndX>(c, bus, R::LAX); break;
-    case 0xB3: charge(5); read_op<M::IndY>(c, bus, R::LAX); break;
-    case 0xBB: charge(4); read_op<M::AbsY>(c, bus, R::LAS); break;
-    case 0xAB: charge(2); read_op<M::Imm>(c, bus, R::LXA); break;
+    case 0xA9: charge(2); read_op<M::Imm, R::LDA>(c, bus); break;
+    case 0xA5: charge(3); read_op<M::Zp, R::LDA>(c, bus); break;
+    case 0xB5: charge(4); read_op<M::ZpX, R::LDA>(c, bus); break;
+    case 0xAD: charge(4); read_op<M::Abs, R::LDA>(c, bus); break;
+    case 0xBD: charge(4); read_op<M::AbsX, R::LDA>(c, bus); break;
+    case 0xB9: charge(4); read_op<M::AbsY, R::LDA>(c, bus); break;
+    case 0xA1: charge(6); read_op<M::IndX, R::LDA>(c, bus); break;
+    case 0xB1: charge(5); read_op<M::IndY, R::LDA>(c, bus); break;
+    case 0xA2: charge(2); read_op<M::Imm, R::LDX>(c, bus); break;
+    case 0xA6: charge(3); read_op<M::Zp, R::LDX>(c, bus); break;
+    case 0xB6: charge(4); read_op<M::ZpY, R::LDX>(c, bus); break;
+    case 0xAE: charge(4); read_op<M::Abs, R::LDX>(c, bus); break;
+    case 0xBE: charge(4); read_op<M::AbsY, R::LDX>(c, bus); break;
+    case 0xA0: charge(2); read_op<M::Imm, R::LDY>(c, bus); break;
+    case 0xA4: charge(3); read_op<M::Zp, R::LDY>(c, bus); break;
+    case 0xB4: charge(4); read_op<M::ZpX, R::LDY>(c, bus); break;
+    case 0xAC: charge(4); read_op<M::Abs, R::LDY>(c, bus); break;
+    case 0xBC: charge(4); read_op<M::AbsX, R::LDY>(c, bus); break;
+    case 0xA7: charge(4); read_op<M::Zp, R::LAX>(c, bus); break;  // 4 in Stella, 3 on NMOS
+    case 0xB7: charge(4); read_op<M::ZpY, R::LAX>(c, bus); break;
+    case 0xAF: charge(4); read_op<M::Abs, R::LAX>(c, bus); break;
+    case 0xBF: charge(4); read_op<M::AbsY, R::LAX>(c, bus); break;
+    case 0xA3: charge(6); read_op<M::IndX, R::LAX>(c, bus); break;
+    case 0xB3: charge(5); read_op<M::IndY, R::LAX>(c, bus); break;
+    case 0xBB: charge(4); read_op<M::AbsY, R::LAS>(c, bus); break;
+    case 0xAB: charge(2); read_op<M::Imm, R::LXA>(c, bus); break;
     // ---- stores
-    case 0x85: charge(3); store_op<M::Zp>(c, bus, S::STA); break;
-    case 0x95: charge(4); store_op<M::ZpX>(c, bus, S::STA); break;
-    case 0x8D: charge(4); store_op<M::Abs>(c, bus, S::STA); break;
-    case 0x9D: charge(5); store_op<M::AbsX>(c, bus, S::STA); break;
-    case 0x99: charge(5); store_op<M::AbsY>(c, bus, S::STA); break;
-    case 0x81: charge(6); store_op<M::IndX>(c, bus, S::STA); break;
-    case 0x91: charge(6); store_op<M::IndY>(c, bus, S::STA); break;
-    case 0x86: charge(3); store_op<M::Zp>(c, bus, S::STX); break;
-    case 0x96: charge(4); store_op<M::ZpY>(c, bus, S::STX); break;
-    case 0x8E: charge(4); store_op<M::Abs>(c, bus, S::STX); break;
-    case 0x84: charge(3); store_op<M::Zp>(c, bus, S::STY); break;
-    case 0x94: charge(4); store_op<M::ZpX>(c, bus, S::STY); break;
-    case 0x8C: charge(4); store_op<M::Abs>(c, bus, S::STY); break;
-    case 0x87: charge(3); store_op<M::Zp>(c, bus, S::SAX); break;
-    case 0x97: charge(4); store_op<M::ZpY>(c, bus, S::SAX); break;
-    case 0x8F: charge(4); store_op<M::Abs>(c, bus, S::SAX); break;
-    case 0x83: charge(6); store_op<M::IndX>(c, bus, S::SAX); break;
-    case 0x93: charge(6); store_op<M::IndY>(c, bus, S::SHA); break;
-    case 0x9F: charge(5); store_op<M::AbsY>(c, bus, S::SHA); break;
-    case 0x9E: charge(5); store_op<M::AbsY>(c, bus, S::SHX); break;
-    case 0x9C: charge(5); store_op<M::AbsX>(c, bus, S::SHY); break;
-    case 0x9B: charge(5); store_op<M::AbsY>(c, bus, S::TAS); break;
+    case 0x85: charge(3); store_op<M::Zp, S::STA>(c, bus); break;
+    case 0x95: charge(4); store_op<M::ZpX, S::STA>(c, bus); break;
+    case 0x8D: charge(4); store_op<M::Abs, S::STA>(c, bus); break;
+    case 0x9D: charge(5); store_op<M::AbsX, S::STA>(c, bus); break;
+    case 0x99: charge(5); store_op<M::AbsY, S::STA>(c, bus); break;
+    case 0x81: charge(6); store_op<M::IndX, S::STA>(c, bus); break;
+    case 0x91: charge(6); store_op<M::IndY, S::STA>(c, bus); break;
+    case 0x86: charge(3); store_op<M::Zp, S::STX>(c, bus); break;
+    case 0x96: charge(4); store_op<M::ZpY, S::STX>(c, bus); break;
+    case 0x8E: charge(4); store_op<M::Abs, S::STX>(c, bus); break;
+    case 0x84: charge(3); store_op<M::Zp, S::STY>(c, bus); break;
+    case 0x94: charge(4); store_op<M::ZpX, S::STY>(c, bus); break;
+    case 0x8C: charge(4); store_op<M::Abs, S::STY>(c, bus); break;
+    case 0x87: charge(3); store_op<M::Zp, S::SAX>(c, bus); break;
+    case 0x97: charge(4); store_op<M::ZpY, S::SAX>(c, bus); break;
+    case 0x8F: charge(4); store_op<M::Abs, S::SAX>(c, bus); break;
+    case 0x83: charge(6); store_op<M::IndX, S::SAX>(c, bus); break;
+    case 0x93: charge(6); store_op<M::IndY, S::SHA>(c, bus); break;
+    case 0x9F: charge(5); store_op<M::AbsY, S::SHA>(c, bus); break;
+    case 0x9E: charge(5); store_op<M::AbsY, S::SHX>(c, bus); break;
+    case 0x9C: charge(5); store_op<M::AbsX, S::SHY>(c, bus); break;
+    case 0x9B: charge(5); store_op<M::AbsY, S::TAS>(c, bus); break;
     // ---- logic and arithmetic
-    case 0x09: charge(2); read_op<M::Imm>(c, bus, R::ORA); break;
-    case 0x05: charge(3); read_op<M::Zp>(c, bus, R::ORA); break;
-    case 0x15: charge(4); read_op<M::ZpX>(c, bus, R::ORA); break;
-    case 0x0D: charge(4); read_op<M::Abs>(c, bus, R::ORA); break;
-    case 0x1D: charge(4); read_op<M::AbsX>(c, bus, R::ORA); break;
-    case 0x19: charge(4); read_op<M::AbsY>(c, bus, R::ORA); break;
-    case 0x01: charge(6); read_op<M::IndX>(c, bus, R::ORA); break;
-    case 0x11: charge(5); read_op<M::IndY>(c, bus, R::ORA); break;
-    case 0x29: charge(2); read_op<M::Imm>(c, bus, R::AND); break;
-    case 0x25: charge(3); read_op<M::Zp>(c, bus, R::AND); break;
-    case 0x35: charge(4); read_op<M::ZpX>(c, bus, R::AND); break;
-    case 0x2D: charge(4); read_op<M::Abs>(c, bus, R::AND); break;
-    case 0x3D: charge(4); read_op<M::AbsX>(c, bus, R::AND); break;
-    case 0x39: charge(4); read_op<M::AbsY>(c, bus, R::AND); break;
-    case 0x21: charge(6); read_op<M::IndX>(c, bus, R::AND); break;
-    case 0x31: charge(5); read_op<M::IndY>(c, bus, R::AND); break;
-    case 0x49: charge(2); read_op<M::Imm>(c, bus, R::EOR); break;
-    case 0x45: charge(3); read_op<M::Zp>(c, bus, R::EOR); break;
-    case 0x55: charge(4); read_op<M::ZpX>(c, bus, R::EOR); break;
-    case 0x4D: charge(4); read_op<M::Abs>(c, bus, R::EOR); break;
-    case 0x5D: charge(4); read_op<M::AbsX>(c, bus, R::EOR); break;
-    case 0x59: charge(4); read_op<M::AbsY>(c, bus, R::EOR); break;
-    case 0x41: charge(6); read_op<M::IndX>(c, bus, R::EOR); break;
-    case 0x51: charge(5); read_op<M::IndY>(c, bus, R::EOR); break;
-    case 0x69: charge(2); read_op<M::Imm>(c, bus, R::ADC); break;
-    case 0x65: charge(3); read_op<M::Zp>(c, bus, R::ADC); break;
-    case 0x75: charge(4); read_op<M::ZpX>(c, bus, R::ADC); break;
-    case 0x6D: charge(4); read_op<M::Abs>(c, bus, R::ADC); break;
-    case 0x7D: charge(4); read_op<M::AbsX>(c, bus, R::ADC); break;
-    case 0x79: charge(4); read_op<M::AbsY>(c, bus, R::ADC); break;
-    case 0x61: charge(6); read_op<M::IndX>(c, bus, R::ADC); break;
-    case 0x71: charge(5); read_op<M::IndY>(c, bus, R::ADC); break;
-    case 0xE9: case 0xEB: charge(2); read_op<M::Imm>(c, bus, R::SBC); break;
-    case 0xE5: charge(3); read_op<M::Zp>(c, bus, R::SBC); break;
-    case 0xF5: charge(4); read_op<M::ZpX>(c, bus, R::SBC); break;
-    case 0xED: charge(4); read_op<M::Abs>(c, bus, R::SBC); break;
-    case 0xFD: charge(4); read_op<M::AbsX>(c, bus, R::SBC); break;
-    case 0xF9: charge(4); read_op<M::AbsY>(c, bus, R::SBC); break;
-    case 0xE1: charge(6); read_op<M::IndX>(c, bus, R::SBC); break;
-    case 0xF1: charge(5); read_op<M::IndY>(c, bus, R::SBC); break;
-    case 0xC9: charge(2); read_op<M::Imm>(c, bus, R::CMP); break;
-    case 0xC5: charge(3); read_op<M::Zp>(c, bus, R::CMP); break;
-    case 0xD5: charge(4); read_op<M::ZpX>(c, bus, R::CMP); break;
-    case 0xCD: charge(4); read_op<M::Abs>(c, bus, R::CMP); break;
-    case 0xDD: charge(4); read_op<M::AbsX>(c, bus, R::CMP); break;
-    case 0xD9: charge(4); read_op<M::AbsY>(c, bus, R::CMP); break;
-    case 0xC1: charge(6); read_op<M::IndX>(c, bus, R::CMP); break;
-    case 0xD1: charge(5); read_op<M::IndY>(c, bus, R::CMP); break;
-    case 0xE0: charge(2); read_op<M::Imm>(c, bus, R::CPX); break;
-    case 0xE4: charge(3); read_op<M::Zp>(c, bus, R::CPX); break;
-    case 0xEC: charge(4); read_op<M::Abs>(c, bus, R::CPX); break;
-    case 0xC0: charge(2); read_op<M::Imm>(c, bus, R::CPY); break;
-    case 0xC4: charge(3); read_op<M::Zp>(c, bus, R::CPY); break;
-    case 0xCC: charge(4); read_op<M::Abs>(c, bus, R::CPY); break;
-    case 0x24: charge(3); read_op<M::Zp>(c, bus, R::BIT); break;
-    case 0x2C: charge(4); read_op<M::Abs>(c, bus, R::BIT); break;
-    case 0x0B: case 0x2B: charge(2); read_op<M::Imm>(c, bus, R::ANC); break;
-    case 0x4B: charge(2); read_op<M::Imm>(c, bus, R::ALR); break;
-    case 0x6B: charge(2); read_op<M::Imm>(c, bus, R::ARR); break;
-    case 0x8B: charge(2); read_op<M::Imm>(c, bus, R::ANE); break;
-    case 0xCB: charge(2); read_op<M::Imm>(c, bus, R::SBX); break;
+    case 0x09: charge(2); read_op<M::Imm, R::ORA>(c, bus); break;
+    case 0x05: charge(3); read_op<M::Zp, R::ORA>(c, bus); break;
+    case 0x15: charge(4); read_op<M::ZpX, R::ORA>(c, bus); break;
+    case 0x0D: charge(4); read_op<M::Abs, R::ORA>(c, bus); break;
+    case 0x1D: charge(4); read_op<M::AbsX, R::ORA>(c, bus); break;
+    case 0x19: charge(4); read_op<M::AbsY, R::ORA>(c, bus); break;
+    case 0x01: charge(6); read_op<M::IndX, R::ORA>(c, bus); break;
+    case 0x11: charge(5); read_op<M::IndY, R::ORA>(c, bus); break;
+    case 0x29: charge(2); read_op<M::Imm, R::AND>(c, bus); break;
+    case 0x25: charge(3); read_op<M::Zp, R::AND>(c, bus); break;
+    case 0x35: charge(4); read_op<M::ZpX, R::AND>(c, bus); break;
+    case 0x2D: charge(4); read_op<M::Abs, R::AND>(c, bus); break;
+    case 0x3D: charge(4); read_op<M::AbsX, R::AND>(c, bus); break;
+    case 0x39: charge(4); read_op<M::AbsY, R::AND>(c, bus); break;
+    case 0x21: charge(6); read_op<M::IndX, R::AND>(c, bus); break;
+    case 0x31: charge(5); read_op<M::IndY, R::AND>(c, bus); break;
+    case 0x49: charge(2); read_op<M::Imm, R::EOR>(c, bus); break;
+    case 0x45: charge(3); read_op<M::Zp, R::EOR>(c, bus); break;
+    case 0x55: charge(4); read_op<M::ZpX, R::EOR>(c, bus); break;
+    case 0x4D: charge(4); read_op<M::Abs, R::EOR>(c, bus); break;
+    case 0x5D: charge(4); read_op<M::AbsX, R::EOR>(c, bus); break;
+    case 0x59: charge(4); read_op<M::AbsY, R::EOR>(c, bus); break;
+    case 0x41: charge(6); read_op<M::IndX, R::EOR>(c, bus); break;
+    case 0x51: charge(5); read_op<M::IndY, R::EOR>(c, bus); break;
+    case 0x69: charge(2); read_op<M::Imm, R::ADC>(c, bus); break;
+    case 0x65: charge(3); read_op<M::Zp, R::ADC>(c, bus); break;
+    case 0x75: charge(4); read_op<M::ZpX, R::ADC>(c, bus); break;
+    case 0x6D: charge(4); read_op<M::Abs, R::ADC>(c, bus); break;
+    case 0x7D: charge(4); read_op<M::AbsX, R::ADC>(c, bus); break;
+    case 0x79: charge(4); read_op<M::AbsY, R::ADC>(c, bus); break;
+    case 0x61: charge(6); read_op<M::IndX, R::ADC>(c, bus); break;
+    case 0x71: charge(5); read_op<M::IndY, R::ADC>(c, bus); break;
+    case 0xE9: case 0xEB: charge(2); read_op<M::Imm, R::SBC>(c, bus); break;
+    case 0xE5: charge(3); read_op<M::Zp, R::SBC>(c, bus); break;
+    case 0xF5: charge(4); read_op<M::ZpX, R::SBC>(c, bus); break;
+    case 0xED: charge(4); read_op<M::Abs, R::SBC>(c, bus); break;
+    case 0xFD: charge(4); read_op<M::AbsX, R::SBC>(c, bus); break;
+    case 0xF9: charge(4); read_op<M::AbsY, R::SBC>(c, bus); break;
+    case 0xE1: charge(6); read_op<M::IndX, R::SBC>(c, bus); break;
+    case 0xF1: charge(5); read_op<M::IndY, R::SBC>(c, bus); break;
+    case 0xC9: charge(2); read_op<M::Imm, R::CMP>(c, bus); break;
+    case 0xC5: charge(3); read_op<M::Zp, R::CMP>(c, bus); break;
+    case 0xD5: charge(4); read_op<M::ZpX, R::CMP>(c, bus); break;
+    case 0xCD: charge(4); read_op<M::Abs, R::CMP>(c, bus); break;
+    case 0xDD: charge(4); read_op<M::AbsX, R::CMP>(c, bus); break;
+    case 0xD9: charge(4); read_op<M::AbsY, R::CMP>(c, bus); break;
+    case 0xC1: charge(6); read_op<M::IndX, R::CMP>(c, bus); break;
+    case 0xD1: charge(5); read_op<M::IndY, R::CMP>(c, bus); break;
+    case 0xE0: charge(2); read_op<M::Imm, R::CPX>(c, bus); break;
+    case 0xE4: charge(3); read_op<M::Zp, R::CPX>(c, bus); break;
+    case 0xEC: charge(4); read_op<M::Abs, R::CPX>(c, bus); break;
+    case 0xC0: charge(2); read_op<M::Imm, R::CPY>(c, bus); break;
+    case 0xC4: charge(3); read_op<M::Zp, R::CPY>(c, bus); break;
+    case 0xCC: charge(4); read_op<M::Abs, R::CPY>(c, bus); break;
+    case 0x24: charge(3); read_op<M::Zp, R::BIT>(c, bus); break;
+    case 0x2C: charge(4); read_op<M::Abs, R::BIT>(c, bus); break;
+    case 0x0B: case 0x2B: charge(2); read_op<M::Imm, R::ANC>(c, bus); break;
+    case 0x4B: charge(2); read_op<M::Imm, R::ALR>(c, bus); break;
+    case 0x6B: charge(2); read_op<M::Imm, R::ARR>(c, bus); break;
+    case 0x8B: charge(2); read_op<M::Imm, R::ANE>(c, bus); break;
+    case 0xCB: charge(2); read_op<M::Imm, R::SBX>(c, bus); break;
     // ---- read-modify-write on memory
-    case 0x06: charge(5); modify_op<M::Zp>(c, bus, W::ASL); break;
-    case 0x16: charge(6); modify_op<M::ZpX>(c, bus, W::ASL); break;
-    case 0x0E: charge(6); modify_op<M::Abs>(c, bus, W::ASL); break;
-    case 0x1E: charge(7); modify_op<M::AbsX>(c, bus, W::ASL); break;
-    case 0x46: charge(5); modify_op<M::Zp>(c, bus, W::LSR); break;
-    case 0x56: charge(6); modify_op<M::ZpX>(c, bus, W::LSR); break;
-    case 0x4E: charge(6); modify_op<M::Abs>(c, bus, W::LSR); break;
-    case 0x5E: charge(7); modify_op<M::AbsX>(c, bus, W::LSR); break;
-    case 0x26: charge(5); modify_op<M::Zp>(c, bus, W::ROL); break;
-    case 0x36: charge(6); modify_op<M::ZpX>(c, bus, W::ROL); break;
-    case 0x2E: charge(6); modify_op<M::Abs>(c, bus, W::ROL); break;
-    case 0x3E: charge(7); modify_op<M::AbsX>(c, bus, W::ROL); break;
-    case 0x66: charge(5); modify_op<M::Zp>(c, bus, W::ROR); break;
-    case 0x76: charge(6); modify_op<M::ZpX>(c, bus, W::ROR); break;
-    case 0x6E: charge(6); modify_op<M::Abs>(c, bus, W::ROR); break;
-    case 0x7E: charge(7); modify_op<M::AbsX>(c, bus, W::ROR); break;
-    case 0xE6: charge(5); modify_op<M::Zp>(c, bus, W::INC); break;
-    case 0xF6: charge(6); modify_op<M::ZpX>(c, bus, W::INC); break;
-    case 0xEE: charge(6); modify_op<M::Abs>(c, bus, W::INC); break;
-    case 0xFE: charge(7); modify_op<M::AbsX>(c, bus, W::INC); break;
-    case 0xC6: charge(5); modify_op<M::Zp>(c, bus, W::DEC); break;
-    case 0xD6: charge(6); modify_op<M::ZpX>(c, bus, W::DEC); break;
-    case 0xCE: charge(6); modify_op<M::Abs>(c, bus, W::DEC); break;
-    case 0xDE: charge(7); modify_op<M::AbsX>(c, bus, W::DEC); break;
+    case 0x06: charge(5); modify_op<M::Zp, W::ASL>(c, bus); break;
+    case 0x16: charge(6); modify_op<M::ZpX, W::ASL>(c, bus); break;
+    case 0x0E: charge(6); modify_op<M::Abs, W::ASL>(c, bus); break;
+    case 0x1E: charge(7); modify_op<M::AbsX, W::ASL>(c, bus); break;
+    case 0x46: charge(5); modify_op<M::Zp, W::LSR>(c, bus); break;
+    case 0x56: charge(6); modify_op<M::ZpX, W::LSR>(c, bus); break;
+    case 0x4E: charge(6); modify_op<M::Abs, W::LSR>(c, bus); break;
+    case 0x5E: charge(7); modify_op<M::AbsX, W::LSR>(c, bus); break;
+    case 0x26: charge(5); modify_op<M::Zp, W::ROL>(c, bus); break;
+    case 0x36: charge(6); modify_op<M::ZpX, W::ROL>(c, bus); break;
+    case 0x2E: charge(6); modify_op<M::Abs, W::ROL>(c, bus); break;
+    case 0x3E: charge(7); modify_op<M::AbsX, W::ROL>(c, bus); break;
+    case 0x66: charge(5); modify_op<M::Zp, W::ROR>(c, bus); break;
+    case 0x76: charge(6); modify_op<M::ZpX, W::ROR>(c, bus); break;
+    case 0x6E: charge(6); modify_op<M::Abs, W::ROR>(c, bus); break;
+    case 0x7E: charge(7); modify_op<M::AbsX, W::ROR>(c, bus); break;
+    case 0xE6: charge(5); modify_op<M::Zp, W::INC>(c, bus); break;
+    case 0xF6: charge(6); modify_op<M::ZpX, W::INC>(c, bus); break;
+    case 0xEE: charge(6); modify_op<M::Abs, W::INC>(c, bus); break;
+    case 0xFE: charge(7); modify_op<M::AbsX, W::INC>(c, bus); break;
+    case 0xC6: charge(5); modify_op<M::Zp, W::DEC>(c, bus); break;
+    case 0xD6: charge(6); modify_op<M::ZpX, W::DEC>(c, bus); break;
+    case 0xCE: charge(6); modify_op<M::Abs, W::DEC>(c, bus); break;
+    case 0xDE: charge(7); modify_op<M::AbsX, W::DEC>(c, bus); break;
     // The undocumented RMW family: one row of seven modes per operation.
-    case 0x07: charge(5); modify_op<M::Zp>(c, bus, W::SLO); break;
-    case 0x17: charge(6); modify_op<M::ZpX>(c, bus, W::SLO); break;
-    case 0x0F: charge(6); modify_op<M::Abs>(c, bus, W::SLO); break;
-    case 0x1F: charge(7); modify_op<M::AbsX>(c, bus, W::SLO); break;
-    case 0x1B: charge(7); modify_op<M::AbsY>(c, bus, W::SLO); break;
-    case 0x03: charge(8); modify_op<M::IndX>(c, bus, W::SLO); break;
-    case 0x13: charge(8); modify_op<M::IndY>(c, bus, W::SLO); break;
-    case 0x27: charge(5); modify_op<M::Zp>(c, bus, W::RLA); break;
-    case 0x37: charge(6); modify_op<M::ZpX>(c, bus, W::RLA); break;
-    case 0x2F: charge(6); modify_op<M::Abs>(c, bus, W::RLA); break;
-    case 0x3F: charge(7); modify_op<M::AbsX>(c, bus, W::RLA); break;
-    case 0x3B: charge(7); modify_op<M::AbsY>(c, bus, W::RLA); break;
-    case 0x23: charge(8); modify_op<M::IndX>(c, bus, W::RLA); break;
-    case 0x33: charge(8); modify_op<M::IndY>(c, bus, W::RLA); break;
-    case 0x47: charge(5); modify_op<M::Zp>(c, bus, W::SRE); break;
-    case 0x57: charge(6); modify_op<M::ZpX>(c, bus, W::SRE); break;
-    case 0x4F: charge(6); modify_op<M::Abs>(c, bus, W::SRE); break;
-    case 0x5F: charge(7); modify_op<M::AbsX>(c, bus, W::SRE); break;
-    case 0x5B: charge(7); modify_op<M::AbsY>(c, bus, W::SRE); break;
-    case 0x43: charge(8); modify_op<M::IndX>(c, bus, W::SRE); break;
-    case 0x53: charge(8); modify_op<M::IndY>(c, bus, W::SRE); break;
-    case 0x67: charge(5); modify_op<M::Zp>(c, bus, W::RRA); break;
-    case 0x77: charge(6); modify_op<M::ZpX>(c, bus, W::RRA); break;
-    case 0x6F: charge(6); modify_op<M::Abs>(c, bus, W::RRA); break;
-    case 0x7F: charge(7); modify_op<M::AbsX>(c, bus, W::RRA); break;
-    case 0x7B: charge(7); modify_op<M::AbsY>(c, bus, W::RRA); break;
-    case 0x63: charge(8); modify_op<M::IndX>(c, bus, W::RRA); break;
-    case 0x73: charge(8); modify_op<M::IndY>(c, bus, W::RRA); break;
-    case 0xC7: charge(5); modify_op<M::Zp>(c, bus, W::DCP); break;
-    case 0xD7: charge(6); modify_op<M::ZpX>(c, bus, W::DCP); break;
-    case 0xCF: charge(6); modify_op<M::Abs>(c, bus, W::DCP); break;
-    case 0xDF: charge(7); modify_op<M::AbsX>(c, bus, W::DCP); break;
-    case 0xDB: charge(7); modify_op<M::AbsY>(c, bus, W::DCP); break;
-    case 0xC3: charge(8); modify_op<M::IndX>(c, bus, W::DCP); break;
-    case 0xD3: charge(8); modify_op<M::IndY>(c, bus, W::DCP); break;
-    case 0xE7: charge(5); modify_op<M::Zp>(c, bus, W::ISB); break;
-    case 0xF7: charge(6); modify_op<M::ZpX>(c, bus, W::ISB); break;
-    case 0xEF: charge(6); modify_op<M::Abs>(c, bus, W::ISB); break;
-    case 0xFF: charge(7); modify_op<M::AbsX>(c, bus, W::ISB); break;
-    case 0xFB: charge(7); modify_op<M::AbsY>(c, bus, W::ISB); break;
-    case 0xE3: charge(8); modify_op<M::IndX>(c, bus, W::ISB); break;
-    case 0xF3: charge(8); modify_op<M::IndY>(c, bus, W::ISB); break;
+    case 0x07: charge(5); modify_op<M::Zp, W::SLO>(c, bus); break;
+    case 0x17: charge(6); modify_op<M::ZpX, W::SLO>(c, bus); break;
+    case 0x0F: charge(6); modify_op<M::Abs, W::SLO>(c, bus); break;
+    case 0x1F: charge(7); modify_op<M::AbsX, W::SLO>(c, bus); break;
+    case 0x1B: charge(7); modify_op<M::AbsY, W::SLO>(c, bus); break;
+    case 0x03: charge(8); modify_op<M::IndX, W::SLO>(c, bus); break;
+    case 0x13: charge(8); modify_op<M::IndY, W::SLO>(c, bus); break;
+    case 0x27: charge(5); modify_op<M::Zp, W::RLA>(c, bus); break;
+    case 0x37: charge(6); modify_op<M::ZpX, W::RLA>(c, bus); break;
+    case 0x2F: charge(6); modify_op<M::Abs, W::RLA>(c, bus); break;
+    case 0x3F: charge(7); modify_op<M::AbsX, W::RLA>(c, bus); break;
+    case 0x3B: charge(7); modify_op<M::AbsY, W::RLA>(c, bus); break;
+    case 0x23: charge(8); modify_op<M::IndX, W::RLA>(c, bus); break;
+    case 0x33: charge(8); modify_op<M::IndY, W::RLA>(c, bus); break;
+    case 0x47: charge(5); modify_op<M::Zp, W::SRE>(c, bus); break;
+    case 0x57: charge(6); modify_op<M::ZpX, W::SRE>(c, bus); break;
+    case 0x4F: charge(6); modify_op<M::Abs, W::SRE>(c, bus); break;
+    case 0x5F: charge(7); modify_op<M::AbsX, W::SRE>(c, bus); break;
+    case 0x5B: charge(7); modify_op<M::AbsY, W::SRE>(c, bus); break;
+    case 0x43: charge(8); modify_op<M::IndX, W::SRE>(c, bus); break;
+    case 0x53: charge(8); modify_op<M::IndY, W::SRE>(c, bus); break;
+    case 0x67: charge(5); modify_op<M::Zp, W::RRA>(c, bus); break;
+    case 0x77: charge(6); modify_op<M::ZpX, W::RRA>(c, bus); break;
+    case 0x6F: charge(6); modify_op<M::Abs, W::RRA>(c, bus); break;
+    case 0x7F: charge(7); modify_op<M::AbsX, W::RRA>(c, bus); break;
+    case 0x7B: charge(7); modify_op<M::AbsY, W::RRA>(c, bus); break;
+    case 0x63: charge(8); modify_op<M::IndX, W::RRA>(c, bus); break;
+    case 0x73: charge(8); modify_op<M::IndY, W::RRA>(c, bus); break;
+    case 0xC7: charge(5); modify_op<M::Zp, W::DCP>(c, bus); break;
+    case 0xD7: charge(6); modify_op<M::ZpX, W::DCP>(c, bus); break;
+    case 0xCF: charge(6); modify_op<M::Abs, W::DCP>(c, bus); break;
+    case 0xDF: charge(7); modify_op<M::AbsX, W::DCP>(c, bus); break;
+    case 0xDB: charge(7); modify_op<M::AbsY, W::DCP>(c, bus); break;
+    case 0xC3: charge(8); modify_op<M::IndX, W::DCP>(c, bus); break;
+    case 0xD3: charge(8); modify_op<M::IndY, W::DCP>(c, bus); break;
+    case 0xE7: charge(5); modify_op<M::Zp, W::ISB>(c, bus); break;
+    case 0xF7: charge(6); modify_op<M::ZpX, W::ISB>(c, bus); break;
+    case 0xEF: charge(6); modify_op<M::Abs, W::ISB>(c, bus); break;
+    case 0xFF: charge(7); modify_op<M::AbsX, W::ISB>(c, bus); break;
+    case 0xFB: charge(7); modify_op<M::AbsY, W::ISB>(c, bus); break;
+    case 0xE3: charge(8); modify_op<M::IndX, W::ISB>(c, bus); break;
+    case 0xF3: charge(8); modify_op<M::IndY, W::ISB>(c, bus); break;
     // ---- accumulator shifts: no bus access at all in the low core
     case 0x0A: charge(2); c.a = apply_modify(c, W::ASL, c.a); break;
     case 0x4A: charge(2); c.a = apply_modify(c, W::LSR, c.a); break;
@@ -606,11 +606,11 @@ CULE_HD void step(Cpu6507& c, Bus& bus) {
     case 0xF8: charge(2); set_flag(c, flag::D, true); break;
     // ---- no-ops: the implied ones touch nothing, the others read their operand
     case 0xEA: case 0x1A: case 0x3A: case 0x5A: case 0x7A: case 0xDA: case 0xFA: charge(2); break;
-    case 0x80: case 0x82: case 0x89: case 0xC2: case 0xE2: charge(2); read_op<M::Imm>(c, bus, R::NOP); break;
-    case 0x04: case 0x44: case 0x64: charge(3); read_op<M::Zp>(c, bus, R::NOP); break;
-    case 0x14: case 0x34: case 0x54: case 0x74: case 0xD4: case 0xF4: charge(4); read_op<M::ZpX>(c, bus, R::NOP); break;
-    case 0x0C: charge(4); read_op<M::Abs>(c, bus, R::NOP); break;
-    case 0x1C: case 0x3C: case 0x5C: case 0x7C: case 0xDC: case 0xFC: charge(4); read_op<M::AbsX>(c, bus, R::NOP); break;
+    case 0x80: case 0x82: case 0x89: case 0xC2: case 0xE2: charge(2); read_op<M::Imm, R::NOP>(c, bus); break;
+    case 0x04: case 0x44: case 0x64: charge(3); read_op<M::Zp, R::NOP>(c, bus); break;
+    case 0x14: case 0x34: case 0x54: case 0x74: case 0xD4: case 0xF4: charge(4); read_op<M::ZpX, R::NOP>(c, bus); break;
+    case 0x0C: charge(4); read_op<M::Abs, R::NOP>(c, bus); break;
+    case 0x1C: case 0x3C: case 0x5C: case 0x7C: case 0xDC: case 0xFC: charge(4); read_op<M::AbsX, R::NOP>(c, bus); break;
     // ---- branches
     case 0x10: charge(2); branch(c, bus, !has_flag(c, flag::N)); break;
     case 0x30: charge(2); branch(c, bus, has_flag(c, flag::N)); break;

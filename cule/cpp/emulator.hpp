@@ -533,8 +533,18 @@ class Emulator {
   // draws every frame from then on.
   void vector_step(int env, int action) {
     const int pixels = rom_.tia.height * (int)kScreenWidth;
+    // The newest frame comes last (k = 0); pooling it with the one before as
+    // it is converted saves process_screen a pass.
+    bool pooled = false, have_before = false;
     auto capture = [&](int k, const uint8_t* screen) {
-      preprocess::apply_palette(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, k));
+      if (k == 0 && vopt_.maxpool && have_before) {
+        preprocess::apply_palette_max(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, 1),
+                                      raw(env, 0));
+        pooled = true;
+      } else {
+        preprocess::apply_palette(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, k));
+        have_before = have_before || k == 1;
+      }
     };
     VectorState& v = vstates_[env];
     with_cart(settings_.cart, [&](auto cart) {
@@ -549,6 +559,7 @@ class Emulator {
       // last when the episode ended inside it.
       const bool ended_early = vopt_.gymnasium && (over || trunc);
       if (!state_before.draw_all && (short_frame || ended_early)) {
+        pooled = have_before = false;
         machines_[env] = machine_before;
         envs_[env] = state_before;
         envs_[env].draw_all = 1;
@@ -564,14 +575,14 @@ class Emulator {
       v.truncated = trunc;
       v.life_lost = lost;
     });
-    process_screen(env);
+    process_screen(env, pooled);
   }
 
-  // PreprocessedEnv::process_screen: max-pool into the newest raw frame,
-  // resize into the stack's next slot.
-  void process_screen(int env) {
+  // PreprocessedEnv::process_screen: max-pool into the newest raw frame
+  // (unless the capture did), resize into the stack's next slot.
+  void process_screen(int env, bool pooled = false) {
     uint8_t* newest = raw(env, 0);
-    if (vopt_.maxpool) preprocess::max_in_place(newest, raw(env, 1), (int)raw_bytes_);
+    if (vopt_.maxpool && !pooled) preprocess::max_in_place(newest, raw(env, 1), (int)raw_bytes_);
     float scratch[2 * kScreenWidth * 3];
     preprocess::resize(plan_, newest,
                        stacks_.data() + (size_t)env * stacked_bytes() + (size_t)stack_index_[env] * obs_bytes_,

@@ -213,6 +213,22 @@ CULE_HD void apply_palette(const uint8_t* indices, int pixels, bool grayscale, c
   }
 }
 
+// apply_palette into `out`, then maxpool_frames with `before`, in one pass.
+CULE_HD void apply_palette_max(const uint8_t* indices, int pixels, bool grayscale, const uint8_t* gray,
+                               const uint8_t* rgb, const uint8_t* before, uint8_t* out) {
+  if (grayscale) {
+    for (int i = 0; i < pixels; ++i) {
+      const uint8_t v = gray[indices[i]];
+      out[i] = v > before[i] ? v : before[i];
+    }
+  } else {
+    for (int i = 0; i < pixels; ++i) {
+      const uint8_t* c = rgb + 3 * indices[i];
+      for (int j = 0; j < 3; ++j) out[3 * i + j] = c[j] > before[3 * i + j] ? c[j] : before[3 * i + j];
+    }
+  }
+}
+
 // maxpool_frames: dst = max(dst, src), in place (ale-py keeps the result as
 // its newest raw frame, which a step that captures nothing reuses).
 CULE_HD void max_in_place(uint8_t* dst, const uint8_t* src, int bytes) {

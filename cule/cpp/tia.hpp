@@ -245,12 +245,54 @@ CULE_HD ObjectMask missile_mask_for(int pos, uint8_t nusiz) {
 }
 CULE_HD ObjectMask ball_mask_for(int pos, uint8_t ctrlpf) { return make_mask(pos, 0, (ctrlpf >> 4) & 3, kMaskNormal); }
 
+// memset with the value in a register: a byte loop storing through
+// uint8_t* would reload a Tia field every pixel (the store may alias it).
+CULE_HD void fill_bytes(uint8_t* p, uint8_t v, int n) {
+#if defined(__CUDA_ARCH__)
+  for (int i = 0; i < n; ++i) p[i] = v;
+#else
+  __builtin_memset(p, v, (size_t)n);
+#endif
+}
+
+// Bit k of a byte -> byte k all ones (pixel k of an 8-pixel group).
+CULE_HD uint64_t expand_byte(uint64_t b) {
+  b = (b | b << 28) & 0x0000000F0000000Full;
+  b = (b | b << 14) & 0x0003000300030003ull;
+  b = (b | b << 7) & 0x0101010101010101ull;
+  return b * 0xFF;
+}
+
+CULE_HD uint64_t load8(const uint8_t* p) {
+  uint64_t v = 0;
+#if defined(__CUDA_ARCH__)
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+#else
+  __builtin_memcpy(&v, p, 8);
+#endif
+  return v;
+}
+CULE_HD void store8(uint8_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
+#else
+  __builtin_memcpy(p, &v, 8);
+#endif
+}
+
+// Colours the pixels of `pixels` inside `piece`, eight at a time: a set
+// pixel's byte takes the colour, the others keep theirs (little-endian: pixel
+// k of a group is byte k). Bits past pixel 159 are never set.
 CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece, uint8_t colour) {
+  const uint64_t fill = 0x0101010101010101ull * colour;
   for (int i = 0; i < 3; ++i) {
     uint64_t v = pixels.w[i] & piece.w[i];
     while (v) {
-      line[i * 64 + lowest_bit(v)] = colour;
-      v &= v - 1;
+      const int group = lowest_bit(v) >> 3;
+      const uint64_t mask = expand_byte((v >> (group * 8)) & 0xFF);
+      uint8_t* p = line + i * 64 + group * 8;
+      store8(p, (load8(p) & ~mask) | (fill & mask));
+      v &= ~(0xFFull << (group * 8));
     }
   }
 }
@@ -270,7 +312,7 @@ CULE_HD void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   uint8_t* line = frame ? frame + t.frame_pixel - x : nullptr;  // pixel 0 of this row
   if (t.vblank & 0x02) {  // VBLANK: black, and no collisions
     if (line)
-      for (int i = 0; i < count; ++i) line[x + i] = 0;
+      fill_bytes(line + x, 0, count);
     return;
   }
   const uint8_t objects = t.enabled_objects;
@@ -300,7 +342,7 @@ CULE_HD void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
       if (any_bits(*a[i], *b[i], piece)) t.collision |= (uint16_t)(1u << i);
   }
   if (!line) return;
-  for (int i = 0; i < count; ++i) line[x + i] = t.colubk;
+  fill_bytes(line + x, t.colubk, count);
   const bool score = t.priority_score & kScoreBit;
   const LineBits left = span_bits(0, 80), right = span_bits(80, 80);
   if ((objects & 0x3F) == kPFBit) {
@@ -386,7 +428,7 @@ CULE_HD void render_to(Tia& t, uint8_t* frame, int32_t clock) {
     if (t.hmove_blank_pending && h < kHBlankClocks + 8) {
       if (frame) {
         const int blanks = kHBlankClocks + 8 - h;
-        for (int i = 0; i < blanks; ++i) frame[piece_start + i] = 0;
+        fill_bytes(frame + piece_start, 0, blanks);
       }
       if (count + h >= kHBlankClocks + 8) t.hmove_blank_pending = 0;
     }
