@@ -111,7 +111,12 @@ def main() -> None:
     parser.add_argument("--out", help="write the figures as JSON here")
     parser.add_argument("--plot", help="write a bar chart (PNG) here; needs matplotlib")
     parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
+    parser.add_argument("--replot", metavar="JSON", help="instead: redraw --plot from figures written by --out")
     args = parser.parse_args()
+    if args.replot:
+        with open(args.replot) as f:
+            plot(json.load(f)["rows"], args.plot or args.replot.replace(".json", ".png"), parser)
+        return
     if args.profile:
         profile(args.profile, args.envs[0], args.steps * 4)
         return
@@ -147,26 +152,29 @@ def main() -> None:
         with open(args.out, "w") as f:
             json.dump(dict(meta=meta, rows=rows), f, indent=1)
     if args.plot:
-        try:
-            import matplotlib
-        except ImportError:
-            parser.error("--plot needs matplotlib: pip install matplotlib (the JSON figures were written)")
+        plot(rows, args.plot, parser)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(9, 4))
-        labels = [f"{r['game']}\n{r['kind']} {r['envs']}x{r['threads']}t" for r in rows]
-        x = np.arange(len(rows))
-        ax.bar(x - 0.2, [r["cule_fps"] for r in rows], 0.4, label="cule")
-        ax.bar(x + 0.2, [r["ale_fps"] for r in rows], 0.4, label="ale-py")
-        ax.set_xticks(x, labels, fontsize=7)
-        ax.set_ylabel("emulated frames / s")
-        ax.set_title("cule vs ale-py on this CPU (vector: AtariVectorEnv; single: one thread vs ALEInterface)")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+def plot(rows: list[dict], path: str, parser: argparse.ArgumentParser) -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        parser.error("--plot needs matplotlib: pip install matplotlib (the JSON figures were written)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    labels = [f"{r['game']} {r['kind']} {r['envs']}x{r['threads']}t" for r in rows]
+    x = np.arange(len(rows))
+    ax.bar(x - 0.2, [r["cule_fps"] for r in rows], 0.4, label="cule")
+    ax.bar(x + 0.2, [r["ale_fps"] for r in rows], 0.4, label="ale-py")
+    ax.set_xticks(x, labels, fontsize=7, rotation=35, ha="right")
+    ax.set_ylabel("emulated frames / s")
+    ax.set_title("cule vs ale-py on this CPU (vector: AtariVectorEnv, envs x threads; single: vs ALEInterface)",
+                 fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 if __name__ == "__main__":
     main()
