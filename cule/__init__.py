@@ -1,11 +1,12 @@
 """cule: a batched Atari 2600 emulator that reproduces ALE (ale-py 0.12.1) exactly."""
-from .errors import RomError, UnknownGameError, UnsupportedCartridgeError
+from .errors import CudaUnavailableError, RomError, UnknownGameError, UnsupportedCartridgeError
 from .roms import Rom, detect_bankswitch, list_games, load_rom
 from .make import make
 from .vector_env import AtariVectorEnv
 
 __all__ = [
     "AtariVectorEnv",
+    "CudaUnavailableError",
     "Rom",
     "RomError",
     "UnknownGameError",

@@ -11,3 +11,7 @@ class UnknownGameError(RomError):
 
 class UnsupportedCartridgeError(RomError):
     """The ROM's bank-switching scheme is one cule does not emulate."""
+
+
+class CudaUnavailableError(RuntimeError):
+    """device='cuda' was asked for on a machine or install that cannot run it; the message names what is missing."""

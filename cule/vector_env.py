@@ -125,6 +125,7 @@ class AtariVectorEnv(VectorEnv):
         mode: int | None = None,
         difficulty: int | None = None,
         _gymnasium: bool = False,
+        _shim: bool = False,
     ):
         self.emulator = None
         for name, value, low in (("num_envs", num_envs, 1), ("frameskip", frameskip, 1), ("stack_num", stack_num, 1),
@@ -144,8 +145,11 @@ class AtariVectorEnv(VectorEnv):
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.device = torch.device(device)
-        if self.device.type != "cpu":
-            raise NotImplementedError(f"device {str(self.device)!r}: the CUDA backend arrives with issue 6; use 'cpu'")
+        if self.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(self.device)!r}")
+        if self.device.type == "cuda":
+            from .backends.cuda import check_cuda
+            check_cuda(self.device)
         _estimate_memory(num_envs, stack_num, img_height or 250, img_width or 160, 1 if grayscale else 3)
 
         self.rom = load_rom(game)
@@ -200,7 +204,19 @@ class AtariVectorEnv(VectorEnv):
         self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
         self._ready: collections.deque[int] = collections.deque()
         self._pending: collections.deque[tuple[concurrent.futures.Future, np.ndarray]] = collections.deque()
-        self._executor = None if self.batch_size == self.num_envs else concurrent.futures.ThreadPoolExecutor(1)
+        # device="cuda" (or the CUDA path on the host launch shim, for tests):
+        # state, actions and results stay in device tensors.
+        self._device = None
+        if self.device.type == "cuda" or _shim:
+            from .backends import cuda
+            launcher = (cuda.ShimLauncher(self.emulator.cart) if _shim and self.device.type == "cpu"
+                        else cuda.NvrtcLauncher(self.emulator.cart, self.game, self.device))
+            self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape)
+            self._device_action_set = torch.as_tensor(self.action_set, device=self.device)
+            self._device_ids: dict[tuple, torch.Tensor] = {}
+            self._bad_action = torch.zeros((), dtype=torch.bool, device=self.device)
+        self._executor = (None if self.batch_size == self.num_envs or self._device is not None
+                          else concurrent.futures.ThreadPoolExecutor(1))
 
     # ---- gymnasium VectorEnv interface
 
@@ -241,7 +257,15 @@ class AtariVectorEnv(VectorEnv):
             seeds = np.array([np.random.SeedSequence(int(s)).generate_state(2)[1] if s >= 0 else -1 for s in seeds],
                              dtype=np.int64)
         self._drain()
-        self.emulator.vector_run(ids, np.zeros(len(ids), np.int32), seeds, True, self.num_threads)
+        self._check_no_bad_action()
+        if self._device is None:
+            self.emulator.vector_run(ids, np.zeros(len(ids), np.int32), seeds, True, self.num_threads)
+        else:
+            if len(ids) and seeds[0] >= 0 and self.reset_mode == "cache":
+                self.emulator.prepare_start_cache(int(seeds[0]))
+                self._device.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
+            self._device.run(self._ids_on_device(ids), torch.zeros(len(ids), dtype=torch.int32, device=self.device),
+                             torch.from_numpy(seeds).to(self.device), True)
         self._loaded[ids] = True
         if not partial:
             self._ready = collections.deque(range(self.num_envs))
@@ -267,6 +291,13 @@ class AtariVectorEnv(VectorEnv):
         self._check_open()
         if self._last_ids is None:
             raise RuntimeError("call reset() before step() or send()")
+        if self._device is not None:
+            ids = self._last_ids
+            actions = self._check_device_actions(actions)
+            self._last_ids = np.empty(0, np.int32)
+            self._device.run(self._ids_on_device(ids), self._device_action_set[actions], None, False)
+            self._ready.extend(ids.tolist())
+            return
         ale_actions = self.action_set[self._check_actions(actions)]
         ids = self._last_ids
         self._last_ids = np.empty(0, np.int32)  # until the next recv(), no batch awaits actions
@@ -301,12 +332,14 @@ class AtariVectorEnv(VectorEnv):
         """RIOT RAM, uint8 [N, 128], as ALEInterface.getRAM()."""
         self._check_open()
         self._drain()
+        self._sync_host()
         return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.num_envs)])).to(self.device)
 
     def get_screen(self) -> torch.Tensor:
         """Palette indices, uint8 [N, H, 160], as ALEInterface.getScreen()."""
         self._check_open()
         self._drain()
+        self._sync_host()
         screens, _ = self.emulator.observe()
         return torch.from_numpy(screens).to(self.device)
 
@@ -318,6 +351,7 @@ class AtariVectorEnv(VectorEnv):
     def lives(self) -> torch.Tensor:
         self._check_open()
         self._drain()
+        self._sync_host()
         return torch.from_numpy(self.emulator.observe()[1]).to(self.device)
 
     def get_action_set(self) -> np.ndarray:
@@ -325,6 +359,40 @@ class AtariVectorEnv(VectorEnv):
         return self.action_set.copy()
 
     # ---- internals
+
+    def _sync_host(self):
+        """Device backend: copies the consoles back into the host emulator (raw access only; it synchronises)."""
+        if self._device is not None:
+            host = self.emulator.arrays()
+            for name in ("machines", "envs", "buffers"):
+                host[name][:] = self._device.host_array(name)
+
+    def _ids_on_device(self, ids: np.ndarray) -> torch.Tensor:
+        key = ids.tobytes()
+        if key not in self._device_ids:  # batches repeat: each is copied to the device once
+            self._device_ids[key] = torch.from_numpy(ids.copy()).to(self.device)
+        return self._device_ids[key]
+
+    def _check_device_actions(self, actions) -> torch.Tensor:
+        """Shape and dtype are checked at once; an index outside the action set cannot be seen without
+        waiting for the device, so it is played as NOOP and reported by the next reset()."""
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
+        if tuple(actions.shape) != (self.batch_size,):
+            raise ValueError(f"expected {self.batch_size} actions (one per environment of the batch), "
+                             f"got shape {tuple(actions.shape)}")
+        actions = actions.to(self.device, non_blocking=True)
+        bad = (actions < 0) | (actions >= len(self.action_set))
+        self._bad_action = self._bad_action | bad.any()
+        return torch.where(bad, torch.zeros_like(actions), actions).long()
+
+    def _check_no_bad_action(self):
+        if self._device is not None and bool(self._bad_action):
+            self._bad_action.zero_()
+            raise ValueError(f"an action outside the action set (valid: 0..{len(self.action_set) - 1}) was sent "
+                             f"since the last reset; it was played as NOOP")
 
     def _check_open(self):
         if self.emulator is None:
@@ -379,6 +447,15 @@ class AtariVectorEnv(VectorEnv):
         return self._gather(ids)
 
     def _gather(self, ids: np.ndarray):
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        if self._device is not None:
+            obs, rewards, terminated, truncated, lives, frames, episode, final = self._device.gather(
+                self._ids_on_device(ids), same_step)
+            info = {"env_id": self._ids_on_device(ids).clone(), "lives": lives, "frame_number": frames,
+                    "episode_frame_number": episode}
+            if same_step:  # always present: knowing whether an episode ended would mean waiting for the device
+                info["final_obs"] = final
+            return obs, rewards, terminated, truncated, info
         n = len(ids)
         obs = np.empty((n,) + self.single_observation_space.shape, dtype=np.uint8)
         rewards, lives, frames, episode_frames = (np.empty(n, np.int32) for _ in range(4))

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
@@ -11,6 +12,7 @@
 #include "cpu6507.hpp"
 #include "emulator.hpp"
 #include "flat_bus.hpp"
+#include "../kernels/shim.hpp"
 
 namespace py = pybind11;
 using cule::Cpu6507;
@@ -77,6 +79,14 @@ cule::CartType cart_type_of(const std::string& name) {
   throw std::invalid_argument("unsupported cartridge type '" + name + "'");
 }
 
+std::string cart_name(cule::CartType t) {
+  static const char* names[] = {"2K", "4K", "F8", "F6", "F8SC", "F6SC", "E0", "FE", "DPC"};
+  return names[(int)t];
+}
+
+template <class T>
+T* address(uint64_t a) { return reinterpret_cast<T*>((uintptr_t)a); }
+
 std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, const std::string& game,
                                               int num_envs, int ystart, int height, bool hmove_blanks,
                                               const std::string& format, bool left_paddles, bool right_paddles,
@@ -131,6 +141,33 @@ PYBIND11_MODULE(_core, m) {
     return out;
   }, py::arg("src"), py::arg("dst_h"), py::arg("dst_w"),
      "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
+
+  m.def("shim_run", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
+                        int count, uint64_t actions, uint64_t seeds, int force_reset) {
+    py::gil_scoped_release release;
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto run, auto) {
+      cule::shim::launch(grid, block, run, address<const cule::BatchView>(batch), address<const int32_t>(ids),
+                         (int32_t)count, address<const int32_t>(actions), address<const int64_t>(seeds),
+                         (int32_t)force_reset);
+    });
+  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
+     py::arg("actions"), py::arg("seeds"), py::arg("force_reset"),
+     "cule_run<<<grid, block>>>(...) compiled for the host (the launch shim); pointers as integer addresses.");
+  m.def("shim_gather", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
+                           int count, uint64_t obs, uint64_t rewards, uint64_t terminated, uint64_t truncated,
+                           uint64_t lives, uint64_t frames, uint64_t episode_frames, uint64_t final_obs) {
+    py::gil_scoped_release release;
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto, auto gather) {
+      cule::shim::launch(grid, block, gather, address<const cule::BatchView>(batch), address<const int32_t>(ids),
+                         (int32_t)count, address<uint8_t>(obs), address<int32_t>(rewards), address<uint8_t>(terminated),
+                         address<uint8_t>(truncated), address<int32_t>(lives), address<int32_t>(frames),
+                         address<int32_t>(episode_frames), address<uint8_t>(final_obs));
+    });
+  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
+     py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"), py::arg("lives"),
+     py::arg("frames"), py::arg("episode_frames"), py::arg("final_obs"),
+     "cule_gather<<<grid, block>>>(...) compiled for the host (the launch shim).");
+  m.attr("batch_view_bytes") = sizeof(cule::BatchView);
 
   py::list games;
   for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
@@ -193,7 +230,7 @@ PYBIND11_MODULE(_core, m) {
       }, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(), py::arg("force_reset") = false,
          py::arg("num_threads") = 0,
          "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
-      .def("gather", [](const cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+      .def("gather", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
                         py::array_t<uint8_t, py::array::c_style> obs, py::array_t<int32_t, py::array::c_style> rewards,
                         py::array_t<bool, py::array::c_style> terminated, py::array_t<bool, py::array::c_style> truncated,
                         py::array_t<int32_t, py::array::c_style> lives, py::array_t<int32_t, py::array::c_style> frames,
@@ -216,6 +253,22 @@ PYBIND11_MODULE(_core, m) {
          py::arg("lives"), py::arg("frame_numbers"), py::arg("episode_frame_numbers"), py::arg("final_obs") = py::none(),
          "Writes the listed environments' latest results, in that order, into the given arrays.")
       .def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
+      .def_property_readonly("cart", [](const cule::Emulator& e) { return cart_name(e.cart()); })
+      .def("arrays", [](py::object self) {
+        auto& e = self.cast<cule::Emulator&>();
+        py::dict out;
+        for (const auto& a : e.arrays())
+          out[a.name] = py::array_t<uint8_t>({(ssize_t)a.bytes}, {1}, (uint8_t*)a.data, self);
+        return out;
+      }, "Every array a BatchView points at, by name: uint8 views of the host memory (for device backends).")
+      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses) {
+        const cule::BatchView b = e.view_at([&](const char* name) -> uint64_t {
+          const auto it = addresses.find(name);
+          return it == addresses.end() ? 0 : it->second;
+        });
+        return py::bytes(reinterpret_cast<const char*>(&b), sizeof b);
+      }, py::arg("addresses"), "The bytes of a BatchView whose arrays are at the given addresses (name -> address).")
+      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {

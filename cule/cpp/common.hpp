@@ -26,6 +26,9 @@ typedef long long int64_t;
 #define CULE_HOT __host__ __device__ __forceinline__
 #define CULE_FRAME __host__ __device__ __noinline__
 #define CULE_OP __host__ __device__ inline
+// Whole phases (a step, a reset, a frame's preprocessing): kept out of line
+// on the device so ptxas sees each once; inlined on the host.
+#define CULE_PHASE __host__ __device__ __noinline__
 #else
 #define CULE_HD inline
 // The bus accesses sit inside every instruction: g++ must inline them.
@@ -36,4 +39,5 @@ typedef long long int64_t;
 // fetch and the operation switches per instruction, ~25% of a frame); nvcc
 // keeps its own judgement, which bounds the kernels' size.
 #define CULE_OP inline __attribute__((always_inline))
+#define CULE_PHASE inline
 #endif

@@ -22,6 +22,7 @@
 #include "environment.hpp"
 #include "games/registry.hpp"
 #include "preprocess.hpp"
+#include "vector.hpp"
 
 namespace cule {
 
@@ -123,49 +124,8 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
-// ale-py AtariVectorEnv's preprocessing arguments (plus cule's mode choice).
-struct VectorOptions {
-  int frameskip = 4, stack_num = 4, img_height = 84, img_width = 84;
-  bool grayscale = true, maxpool = true;
-  int noop_max = 30;
-  bool fire_reset = true, has_fire = false;  // has_fire: FIRE is in the action set
-  bool episodic_life = false, life_loss_info = false, reward_clipping = true;
-  int max_episode_steps = 108000;
-  bool same_step = false;   // AutoresetMode.SAME_STEP
-  bool gymnasium = false;   // gymnasium AtariEnv steps instead (cule.make)
-  int default_mode = 0, mode = 0, difficulty = 0;
-  int cache_size = 0;       // reset_mode "cache": K start states (0: ALE's reset every time)
-};
-
-// PreprocessedEnv's per-environment fields beside EnvState's.
-struct VectorState {
-  Mt19937 noop_rng;  // std::mt19937 seeded with the reset seed
-  int32_t reward;
-  uint8_t game_over, truncated, life_lost;
-};
-
-// What EnvVectorizer reports for one environment.
-struct EnvResult {
-  int32_t reward = 0;
-  uint8_t terminated = 0, truncated = 0;
-  int32_t lives = 0, frame_number = 0, episode_frame_number = 0;
-};
-
-// std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
-// libstdc++ (GCC 11+) draws it: Lemire's multiply-shift with rejection.
-inline uint32_t uniform_below(Mt19937& g, uint32_t range) {
-  uint64_t product = (uint64_t)g.next() * range;
-  uint32_t low = (uint32_t)product;
-  if (low < range) {
-    const uint32_t threshold = (0u - range) % range;
-    while (low < threshold) {
-      product = (uint64_t)g.next() * range;
-      low = (uint32_t)product;
-    }
-  }
-  return (uint32_t)(product >> 32);
-}
-
+// A batch of N environments of one ROM on the CPU: the arrays a BatchView
+// points at, and a thread pool running VectorEnv over them.
 class Emulator {
  public:
   // 2^20 draws of the system RNG: 128 + 1 per power-on, then 1 (129 with a
@@ -193,55 +153,39 @@ class Emulator {
     power_on_template();
     machines_.assign(n_, power_on_);
     envs_.resize(n_);
-    buffers_.assign((size_t)n_ * buffer_bytes(), 0);
+    buffers_.assign((size_t)n_ * 2 * frame_bytes(), 0);
+    opt_.stack_num = 1;  // no pipeline until configure_vector
   }
 
   int num_envs() const { return n_; }
   bool is_pal() const { return pal_; }
   int screen_height() const { return rom_.tia.height; }
+  CartType cart() const { return settings_.cart; }
 
-  // ALE's loadROM: a freshly built console, the environment RNG seeded, the
-  // mode and difficulty stored, then reset_game.
+  // ---- single environments, as ALEInterface (tests, debugging)
   void load(int env, uint32_t seed, int mode, int difficulty) {
-    check(env);
-    machines_[env] = power_on_;
-    std::memset(buffer(env), 0, buffer_bytes());
-    EnvState& s = envs_[env];
-    s = EnvState{};
-    s.rng.seed(seed);
-    s.ale.mode = (uint16_t)mode;
-    s.ale.difficulty = (uint8_t)difficulty;
-    s.action_a = kNoop;
-    s.action_b = kPlayerBNoop;
-    reset_game(env);
+    with_env(env, [&](auto e) { e.load(seed, mode, difficulty); });
   }
-
-  // ALE's setMode / setDifficulty: stored, applied by the next reset_game.
   void set_mode(int env, int mode, int difficulty) {
-    envs_[check(env)].ale.mode = (uint16_t)mode;
-    envs_[env].ale.difficulty = (uint8_t)difficulty;
+    with_env(env, [&](auto e) { e.set_mode(mode, difficulty); });
   }
-
   void reset_game(int env) {
-    with_env(env, true, [](auto& e) { e.reset_game(); });
+    with_env(env, [](auto e) { e.reset_game(); });
   }
-
   int act(int env, int action_a, int action_b, bool draw = true) {
     int reward = 0;
-    with_env(env, draw, [&](auto& e) { reward = e.act(action_a, action_b); });
+    with_env(env, [&](auto e) { reward = e.act(action_a, action_b, draw); });
     return reward;
   }
-
   // Copies every environment's current screen (palette indices) and lives.
   void observe(uint8_t* screens, int32_t* lives) const {
-    const size_t frame = (size_t)rom_.tia.height * kScreenWidth;
     for (int env = 0; env < n_; ++env) {
-      std::memcpy(screens + env * frame, screen(env), frame);
+      std::memcpy(screens + env * frame_bytes(), screen(env), frame_bytes());
       lives[env] = this->lives(env);
     }
   }
 
-  // ---- ale-py's vector env (vector/preprocessed_env.cpp, env_vectorizer.cpp)
+  // ---- ale-py's vector env (vector.hpp)
 
   // Configures the PreprocessedEnv pipeline for every environment.
   void configure_vector(const VectorOptions& o, const uint8_t* rgb, const uint8_t* gray) {
@@ -250,23 +194,122 @@ class Emulator {
     if (o.img_height <= 0 || o.img_width <= 0 || o.img_height > h || o.img_width > (int)kScreenWidth)
       throw std::invalid_argument("observations can shrink the " + std::to_string(h) + "x160 screen, not grow it: got " +
                                   std::to_string(o.img_height) + "x" + std::to_string(o.img_width));
-    vopt_ = o;
+    opt_ = o;
     std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
     std::memcpy(palette_gray_, gray, sizeof palette_gray_);
     const int cn = o.grayscale ? 1 : 3;
     taps_.assign(2 * (kScreenWidth + h), AreaTap{});
     plan_ = preprocess::make_plan(kScreenWidth, h, o.img_width, o.img_height, cn, taps_.data());
-    raw_bytes_ = (size_t)h * kScreenWidth * cn;
-    obs_bytes_ = (size_t)o.img_height * o.img_width * cn;
+    raw_bytes_ = (uint32_t)(h * kScreenWidth * cn);
+    obs_bytes_ = (uint32_t)(o.img_height * o.img_width * cn);
     raw_.assign((size_t)n_ * 2 * raw_bytes_, 0);
-    stacks_.assign((size_t)n_ * o.stack_num * obs_bytes_, 0);
-    final_.assign(o.same_step ? (size_t)n_ * o.stack_num * obs_bytes_ : 0, 0);
+    stacks_.assign((size_t)n_ * stacked_bytes(), 0);
+    final_.assign(o.same_step ? (size_t)n_ * stacked_bytes() : 0, 0);
     stack_index_.assign(n_, 0);
     vstates_.assign(n_, VectorState{});
     results_.assign(n_, EnvResult{});
-    start_cache_.clear();
+    cache_machines_.clear();
+    cache_envs_.clear();
+    cache_screens_.clear();
+    cache_frames_.clear();
   }
-  size_t stacked_bytes() const { return (size_t)vopt_.stack_num * obs_bytes_; }
+  size_t stacked_bytes() const { return (size_t)opt_.stack_num * obs_bytes_; }
+
+  // The batch as the kernels see it (pointers into this object's arrays).
+  BatchView view() {
+    BatchView b{};
+    b.rom = rom_;
+    b.cfg = config_;
+    b.opt = opt_;
+    b.plan = plan_;
+    b.power_on = &power_on_;
+    b.palette_rgb = palette_rgb_;
+    b.palette_gray = palette_gray_;
+    b.cache = StartStates{cache_machines_.data(), cache_envs_.data(), cache_screens_.data(), cache_frames_.data(),
+                          (int32_t)cache_machines_.size()};
+    b.machines = machines_.data();
+    b.envs = envs_.data();
+    b.vstates = vstates_.data();
+    b.results = results_.data();
+    b.buffers = buffers_.data();
+    b.raw = raw_.data();
+    b.stacks = stacks_.data();
+    b.stack_index = stack_index_.data();
+    b.final_stacks = final_.empty() ? nullptr : final_.data();
+    b.frame_bytes = frame_bytes();
+    b.raw_bytes = raw_bytes_;
+    b.obs_bytes = obs_bytes_;
+    return b;
+  }
+
+  // For device backends: every array a BatchView points at, with its host
+  // contents (copied to the device once) ...
+  struct ArrayRef {
+    const char* name;
+    void* data;
+    size_t bytes;
+  };
+  std::vector<ArrayRef> arrays() {
+    auto ref = [](const char* name, auto& v) {
+      return ArrayRef{name, (void*)v.data(), v.size() * sizeof(v[0])};
+    };
+    return {ArrayRef{"image", image_.data(), image_.size()},
+            ref("rng_draws", rng_draws_),
+            ArrayRef{"power_on", &power_on_, sizeof power_on_},
+            ArrayRef{"palette_rgb", palette_rgb_, sizeof palette_rgb_},
+            ArrayRef{"palette_gray", palette_gray_, sizeof palette_gray_},
+            ref("taps", taps_),
+            ref("cache_machines", cache_machines_),
+            ref("cache_envs", cache_envs_),
+            ref("cache_screens", cache_screens_),
+            ref("cache_frames", cache_frames_),
+            ref("machines", machines_),
+            ref("envs", envs_),
+            ref("vstates", vstates_),
+            ref("results", results_),
+            ref("buffers", buffers_),
+            ref("raw", raw_),
+            ref("stacks", stacks_),
+            ref("stack_index", stack_index_),
+            ref("final_stacks", final_)};
+  }
+
+  // ... and the BatchView with each array at the address given for its name
+  // (arrays without an address, or empty ones, become null).
+  template <class Lookup>
+  BatchView view_at(Lookup&& address_of) {
+    BatchView b = view();
+    auto at = [&](const char* name) -> void* { return (void*)(uintptr_t)address_of(name); };
+    const AreaTap* taps = taps_.data();
+    AreaTap* device_taps = (AreaTap*)at("taps");
+    b.rom.image = (const uint8_t*)at("image");
+    b.rom.rng_draws = (const uint32_t*)at("rng_draws");
+    b.power_on = (const Machine*)at("power_on");
+    b.palette_rgb = (const uint8_t*)at("palette_rgb");
+    b.palette_gray = (const uint8_t*)at("palette_gray");
+    if (b.plan.xtab) b.plan.xtab = device_taps + (b.plan.xtab - taps);
+    if (b.plan.ytab) b.plan.ytab = device_taps + (b.plan.ytab - taps);
+    b.cache.machines = (const Machine*)at("cache_machines");
+    b.cache.envs = (const EnvState*)at("cache_envs");
+    b.cache.screens = (const uint8_t*)at("cache_screens");
+    b.cache.first_frames = (const uint8_t*)at("cache_frames");
+    b.machines = (Machine*)at("machines");
+    b.envs = (EnvState*)at("envs");
+    b.vstates = (VectorState*)at("vstates");
+    b.results = (EnvResult*)at("results");
+    b.buffers = (uint8_t*)at("buffers");
+    b.raw = (uint8_t*)at("raw");
+    b.stacks = (uint8_t*)at("stacks");
+    b.stack_index = (int32_t*)at("stack_index");
+    b.final_stacks = final_.empty() ? nullptr : (uint8_t*)at("final_stacks");
+    return b;
+  }
+
+  // Builds reset_mode "cache"'s start states for `seed` now (a device
+  // backend copies them over before its resets).
+  void prepare_start_cache(int64_t seed) {
+    if (opt_.cache_size > 0 && seed >= 0) build_start_cache(seed);
+  }
 
   // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
   // actions are ALE action ids; seeds (one per listed environment, or null)
@@ -274,29 +317,13 @@ class Emulator {
   void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
                   int num_threads) {
     for (int i = 0; i < count; ++i) check(ids[i]);
-    if (force_reset && vopt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
-    parallel_for(num_threads, count, [&](int i) {
-      const int env = ids[i];
-      if (force_reset) {
-        vector_reset(env, seeds ? seeds[i] : -1);
-        write_result(env);
-      } else if (!vopt_.same_step) {
-        if (episode_over(env)) vector_reset(env, -1);
-        else vector_step(env, actions[i]);
-        write_result(env);
-      } else {
-        vector_step(env, actions[i]);
-        write_result(env);
-        if (episode_over(env)) {
-          linearize(env, final_.data() + (size_t)env * stacked_bytes());
-          const EnvResult ended = results_[env];
-          vector_reset(env, -1);
-          write_result(env);
-          results_[env].reward = ended.reward;
-          results_[env].terminated = ended.terminated;
-          results_[env].truncated = ended.truncated;
-        }
-      }
+    if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
+    const BatchView b = view();
+    with_cart(settings_.cart, [&](auto cart) {
+      using Env = VectorEnv<decltype(cart), Games>;
+      parallel_for(num_threads, count, [&](int i) {
+        Env{b, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
+      });
     });
   }
 
@@ -304,25 +331,12 @@ class Emulator {
   // final_obs (SameStep only, may be null) gets the pre-reset stack of those
   // that ended and zeros for the others.
   void gather(const int32_t* ids, int count, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated,
-              int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
-    const size_t bytes = stacked_bytes();
-    for (int i = 0; i < count; ++i) {
-      const int env = check(ids[i]);
-      const EnvResult& r = results_[env];
-      linearize(env, obs + i * bytes);
-      rewards[i] = r.reward;
-      terminated[i] = r.terminated;
-      truncated[i] = r.truncated;
-      lives[i] = r.lives;
-      frame_numbers[i] = r.frame_number;
-      episode_frame_numbers[i] = r.episode_frame_number;
-      if (final_obs) {
-        if ((r.terminated || r.truncated) && !final_.empty())
-          std::memcpy(final_obs + i * bytes, final_.data() + (size_t)env * bytes, bytes);
-        else
-          std::memset(final_obs + i * bytes, 0, bytes);
-      }
-    }
+              int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    const BatchView b = view();
+    for (int i = 0; i < count; ++i)  // copies only: any mapper will do
+      VectorEnv<Cart4K, Games>{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
+                                                 episode_frame_numbers, final_obs);
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }
@@ -334,13 +348,11 @@ class Emulator {
   }
   int lives(int env) const { return Games::lives(config_.game, envs_[check(env)].game); }
   const uint8_t* screen(int env) const {
-    return buffers_.data() + (size_t)check(env) * buffer_bytes() +
-           (size_t)machines_[env].tia.current_buffer * rom_.tia.height * kScreenWidth;
+    return buffers_.data() + ((size_t)check(env) * 2 + machines_[env].tia.current_buffer) * frame_bytes();
   }
 
  private:
-  size_t buffer_bytes() const { return 2u * rom_.tia.height * kScreenWidth; }
-  uint8_t* buffer(int env) { return buffers_.data() + (size_t)env * buffer_bytes(); }
+  uint32_t frame_bytes() const { return (uint32_t)rom_.tia.height * kScreenWidth; }
   int check(int env) const {
     if (env < 0 || env >= n_) throw std::out_of_range("env index " + std::to_string(env) + " out of range");
     return env;
@@ -355,12 +367,45 @@ class Emulator {
   }
 
   template <class F>
-  void with_env(int env, bool draw, F&& f) {
+  void with_env(int env, F&& f) {
     check(env);
-    with_cart(settings_.cart, [&](auto cart) {
-      AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, draw ? buffer(env) : nullptr};
-      f(e);
-    });
+    const BatchView b = view();
+    with_cart(settings_.cart, [&](auto cart) { f(VectorEnv<decltype(cart), Games>{b, env}); });
+  }
+
+  // reset_mode "cache": entry k is ALE's reset (reset_game, FIRE) followed
+  // by k % noop_max NOOPs, run in environment 0's slot (restored after), so
+  // the cache covers the no-op starts ALE's random draw would give.
+  void build_start_cache(int64_t seed) {
+    const Machine machine0 = machines_[0];
+    const EnvState env0 = envs_[0];
+    const std::vector<uint8_t> screens0(buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
+    const int k_count = opt_.cache_size;
+    cache_machines_.clear();  // the slot's resets below must not use an old cache
+    cache_envs_.clear();
+    std::vector<Machine> machines;
+    std::vector<EnvState> envs;
+    std::vector<uint8_t> screens, frames;
+    for (int k = 0; k < k_count; ++k) {
+      with_env(0, [&](auto e) {
+        e.load((uint32_t)seed, opt_.default_mode, 0);
+        e.set_mode(opt_.mode, opt_.difficulty);
+        e.ale_reset(k % (opt_.noop_max > 0 ? opt_.noop_max : 1));
+        machines.push_back(machines_[0]);
+        envs.push_back(envs_[0]);
+        screens.insert(screens.end(), buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
+        const size_t at = frames.size();
+        frames.resize(at + raw_bytes_);
+        e.palette(e.screen(), frames.data() + at);
+      });
+    }
+    machines_[0] = machine0;
+    envs_[0] = env0;
+    std::copy(screens0.begin(), screens0.end(), buffers_.begin());
+    cache_machines_ = std::move(machines);
+    cache_envs_ = std::move(envs);
+    cache_screens_ = std::move(screens);
+    cache_frames_ = std::move(frames);
   }
 
   // The Console constructor, once: NTSC/PAL detection is the same for every
@@ -396,207 +441,20 @@ class Emulator {
   std::vector<EnvState> envs_;
   std::vector<uint8_t> buffers_;
   std::unique_ptr<ThreadPool> pool_;
-  // ale-py vector env pipeline (configure_vector)
-  VectorOptions vopt_{};
+  // the vector pipeline (configure_vector)
+  VectorOptions opt_{};
   uint8_t palette_rgb_[256 * 3] = {};
   uint8_t palette_gray_[256] = {};
   std::vector<AreaTap> taps_;
   ResizePlan plan_{};
-  size_t raw_bytes_ = 0, obs_bytes_ = 0;
-  std::vector<uint8_t> raw_, stacks_, final_;  // [N][2] raw frames, [N][stack] observations, [N] final stacks
-  std::vector<int> stack_index_;
+  uint32_t raw_bytes_ = 0, obs_bytes_ = 0;
+  std::vector<uint8_t> raw_, stacks_, final_;
+  std::vector<int32_t> stack_index_;
   std::vector<VectorState> vstates_;
   std::vector<EnvResult> results_;
-
-  uint8_t* raw(int env, int k) { return raw_.data() + ((size_t)env * 2 + k) * raw_bytes_; }
-
-  // reset_mode "cache" (CuLE): start states recorded once, copied on reset.
-  struct StartState {
-    Machine machine;
-    EnvState env;
-    std::vector<uint8_t> screens, first_frame;  // both TIA buffers; the processed reset frame
-  };
-  std::vector<StartState> start_cache_;
-
-  // Entry k is ALE's reset (reset_game, FIRE) followed by k % noop_max NOOPs
-  // (environment 0's slot, restored after), so the cache covers the no-op
-  // starts ALE's random draw would give.
-  void build_start_cache(int64_t seed) {
-    const Machine machine0 = machines_[0];
-    const EnvState env0 = envs_[0];
-    const VectorState v0 = vstates_[0];
-    const std::vector<uint8_t> screens0(buffer(0), buffer(0) + buffer_bytes());
-    start_cache_.assign(vopt_.cache_size, StartState{});
-    for (int k = 0; k < vopt_.cache_size; ++k) {
-      load(0, (uint32_t)seed, vopt_.default_mode, 0);
-      set_mode(0, vopt_.mode, vopt_.difficulty);
-      ale_reset(0, k % (vopt_.noop_max > 0 ? vopt_.noop_max : 1));
-      StartState& c = start_cache_[k];
-      c.machine = machines_[0];
-      c.env = envs_[0];
-      c.screens.assign(buffer(0), buffer(0) + buffer_bytes());
-      c.first_frame.resize(raw_bytes_);
-      preprocess::apply_palette(screen(0), rom_.tia.height * (int)kScreenWidth, vopt_.grayscale, palette_gray_,
-                                palette_rgb_, c.first_frame.data());
-    }
-    machines_[0] = machine0;
-    envs_[0] = env0;
-    vstates_[0] = v0;
-    std::memcpy(buffer(0), screens0.data(), buffer_bytes());
-  }
-
-  // ALE's reset_game, FIRE when asked for, then `noops` NOOPs (a game that
-  // ends during them is reset again).
-  void ale_reset(int env, int noops) {
-    reset_game(env);
-    const bool fire = vopt_.fire_reset && vopt_.has_fire;
-    if (fire) act(env, kFire, kPlayerBNoop);
-    for (noops -= (int)fire; noops > 0; --noops) {
-      act(env, kNoop, kPlayerBNoop);
-      if (game_over(env)) reset_game(env);
-    }
-  }
-
-  // A start state from the cache, picked with the environment's no-op RNG;
-  // the environment keeps its sticky-action RNG and its frame counter
-  // (advanced by the start state's frames).
-  void cached_reset(int env) {
-    const StartState& c = start_cache_[uniform_below(vstates_[env].noop_rng, (uint32_t)start_cache_.size())];
-    EnvState& s = envs_[env];
-    const Mt19937 rng = s.rng;
-    const int32_t frames = s.frame_number;
-    machines_[env] = c.machine;
-    s = c.env;
-    s.rng = rng;
-    s.frame_number = frames + c.env.episode_frame_number;
-    std::memcpy(buffer(env), c.screens.data(), buffer_bytes());
-    std::memcpy(raw(env, 0), c.first_frame.data(), raw_bytes_);
-  }
-
-  // PreprocessedEnv::is_episode_over.
-  bool episode_over(int env) const {
-    const VectorState& v = vstates_[env];
-    if (vopt_.gymnasium) return v.game_over || v.truncated;
-    return v.game_over || envs_[env].elapsed_steps >= vopt_.max_episode_steps || (vopt_.episodic_life && v.life_lost);
-  }
-
-  // PreprocessedEnv::write_to, minus the stack (gather linearizes it).
-  void write_result(int env) {
-    const VectorState& v = vstates_[env];
-    EnvResult& r = results_[env];
-    r.reward = v.reward;
-    if (vopt_.gymnasium) {
-      r.terminated = v.game_over;
-      r.truncated = v.truncated;
-    } else {
-      r.terminated = v.game_over || ((vopt_.life_loss_info || vopt_.episodic_life) && v.life_lost);
-      r.truncated = envs_[env].elapsed_steps >= vopt_.max_episode_steps && !r.terminated;
-    }
-    r.lives = envs_[env].lives;
-    r.frame_number = envs_[env].frame_number;
-    r.episode_frame_number = envs_[env].episode_frame_number;
-  }
-
-  // PreprocessedEnv::reset: a seed >= 0 powers the console on again
-  // (setInt("random_seed"), loadROM) and reseeds the no-op RNG; then
-  // reset_game, FIRE, a random number of NOOPs (or a cached start state),
-  // and a fresh stack.
-  void vector_reset(int env, int64_t seed) {
-    VectorState& v = vstates_[env];
-    if (seed >= 0) {
-      load(env, (uint32_t)seed, vopt_.default_mode, 0);
-      set_mode(env, vopt_.mode, vopt_.difficulty);
-      v.noop_rng.seed((uint32_t)seed);
-    }
-    if (!start_cache_.empty()) {
-      cached_reset(env);
-    } else {
-      ale_reset(env, (int)uniform_below(v.noop_rng, vopt_.noop_max > 0 ? (uint32_t)vopt_.noop_max : 1u));
-      preprocess::apply_palette(screen(env), rom_.tia.height * (int)kScreenWidth, vopt_.grayscale, palette_gray_,
-                                palette_rgb_, raw(env, 0));
-    }
-    std::memset(raw(env, 1), 0, raw_bytes_);
-    std::memset(stacks_.data() + (size_t)env * stacked_bytes(), 0, stacked_bytes());
-    stack_index_[env] = 0;
-    process_screen(env);
-    EnvState& s = envs_[env];
-    s.elapsed_steps = 0;
-    s.lives = lives(env);
-    v.reward = 0;
-    v.game_over = v.truncated = v.life_lost = 0;
-  }
-
-  // PreprocessedEnv::step. Frames are drawn only when captured; if a step
-  // turns out to contain a frame that ended above the window's last line
-  // (whose missing rows ALE fills with an older frame's), the step is run
-  // again drawing every frame, and an environment where that happens twice
-  // draws every frame from then on.
-  void vector_step(int env, int action) {
-    const int pixels = rom_.tia.height * (int)kScreenWidth;
-    // The newest frame comes last (k = 0); pooling it with the one before as
-    // it is converted saves process_screen a pass.
-    bool pooled = false, have_before = false;
-    auto capture = [&](int k, const uint8_t* screen) {
-      if (k == 0 && vopt_.maxpool && have_before) {
-        preprocess::apply_palette_max(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, 1),
-                                      raw(env, 0));
-        pooled = true;
-      } else {
-        preprocess::apply_palette(screen, pixels, vopt_.grayscale, palette_gray_, palette_rgb_, raw(env, k));
-        have_before = have_before || k == 1;
-      }
-    };
-    VectorState& v = vstates_[env];
-    with_cart(settings_.cart, [&](auto cart) {
-      AleEnv<decltype(cart), Games> e{machines_[env], envs_[env], rom_, config_, buffer(env)};
-      const Machine machine_before = machines_[env];
-      const EnvState state_before = envs_[env];
-      bool over, trunc, lost;
-      int reward = e.vector_step(action, vopt_.frameskip, vopt_.max_episode_steps, vopt_.episodic_life,
-                                 vopt_.gymnasium, capture, over, trunc, lost);
-      const bool short_frame = envs_[env].short_frames != state_before.short_frames;
-      // gymnasium shows the last frame ALE emulated, which is not the step's
-      // last when the episode ended inside it.
-      const bool ended_early = vopt_.gymnasium && (over || trunc);
-      if (!state_before.draw_all && (short_frame || ended_early)) {
-        pooled = have_before = false;
-        machines_[env] = machine_before;
-        envs_[env] = state_before;
-        envs_[env].draw_all = 1;
-        reward = e.vector_step(action, vopt_.frameskip, vopt_.max_episode_steps, vopt_.episodic_life,
-                               vopt_.gymnasium, capture, over, trunc, lost);
-        // One short frame is usually a game restarting; a second means the
-        // game draws short frames, so draw them all from now on.
-        if (short_frame) ++envs_[env].short_steps;
-        envs_[env].draw_all = envs_[env].short_steps >= 2;
-      }
-      v.reward = vopt_.reward_clipping ? std::clamp(reward, -1, 1) : reward;
-      v.game_over = over;
-      v.truncated = trunc;
-      v.life_lost = lost;
-    });
-    process_screen(env, pooled);
-  }
-
-  // PreprocessedEnv::process_screen: max-pool into the newest raw frame
-  // (unless the capture did), resize into the stack's next slot.
-  void process_screen(int env, bool pooled = false) {
-    uint8_t* newest = raw(env, 0);
-    if (vopt_.maxpool && !pooled) preprocess::max_in_place(newest, raw(env, 1), (int)raw_bytes_);
-    float scratch[2 * kScreenWidth * 3];
-    preprocess::resize(plan_, newest,
-                       stacks_.data() + (size_t)env * stacked_bytes() + (size_t)stack_index_[env] * obs_bytes_,
-                       scratch);
-    stack_index_[env] = (stack_index_[env] + 1) % vopt_.stack_num;
-  }
-
-  // The ring as a stack, oldest frame first.
-  void linearize(int env, uint8_t* out) const {
-    const uint8_t* ring = stacks_.data() + (size_t)env * stacked_bytes();
-    for (int i = 0; i < vopt_.stack_num; ++i)
-      std::memcpy(out + i * obs_bytes_, ring + (size_t)((stack_index_[env] + i) % vopt_.stack_num) * obs_bytes_,
-                  obs_bytes_);
-  }
+  std::vector<Machine> cache_machines_;
+  std::vector<EnvState> cache_envs_;
+  std::vector<uint8_t> cache_screens_, cache_frames_;
 };
 
 }  // namespace cule

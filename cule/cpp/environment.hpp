@@ -99,7 +99,7 @@ struct AleEnv {
 
   // ALE's act() with frame_skip 1: draw the two sticky numbers, then one frame
   // unless the episode is over. Returns the reward.
-  CULE_HD int act(int action_a, int action_b) {
+  CULE_PHASE int act(int action_a, int action_b) {
     // The draws happen even when the probability is 0 and after game over.
     if (s.rng.next_double() >= cfg.repeat_action_probability) s.action_a = (uint8_t)action_a;
     if (s.rng.next_double() >= cfg.repeat_action_probability) s.action_b = (uint8_t)action_b;
@@ -127,7 +127,7 @@ struct AleEnv {
   // the last frame is the observation (captured as both), and truncation is
   // ALE's own frame limit.
   template <class Capture>
-  CULE_HD int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life, bool gymnasium,
+  CULE_PHASE int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life, bool gymnasium,
                           Capture&& capture, bool& over, bool& truncated, bool& life_lost) {
     int reward = 0;
     over = truncated = life_lost = false;
@@ -162,7 +162,7 @@ struct AleEnv {
   }
 
   // StellaEnvironment::reset (ALE's reset_game).
-  CULE_HD void reset_game() {
+  CULE_PHASE void reset_game() {
     s.episode_frame_number = 0;
     ale::centre_paddles(s.events, s.ale, cfg.controllers);
     console::system_reset<Cart>(m, rom, rom.tia, buffers);

@@ -187,7 +187,7 @@ CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* 
   }
 }
 
-CULE_HD void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
+CULE_PHASE void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
   if (p.kind == ResizeKind::kCopy) {
     const int bytes = p.src_w * p.src_h * p.channels;
     for (int i = 0; i < bytes; ++i) dst[i] = src[i];

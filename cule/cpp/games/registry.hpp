@@ -79,4 +79,18 @@ struct Games {
   }
 };
 
+// The same interface for one game known at compile time: the CUDA kernels
+// are built per ROM, and dispatching over 104 games would cost compile time
+// and registers for nothing.
+template <class T>
+struct OneGame {
+  CULE_HD static void reset(uint8_t, GameState& g) { T::reset(g); }
+  CULE_HD static void step(uint8_t, GameState& g, const GameView& v) { T::step(g, v); }
+  CULE_HD static int lives(uint8_t, const GameState& g) { return T::lives(g); }
+  CULE_HD static int starting_action(uint8_t, int i) { return T::starting_action(i); }
+  CULE_HD static bool is_legal(uint8_t, int action) { return T::is_legal(action); }
+  template <class Env>
+  CULE_HD static void set_mode(uint8_t, Env& env, int mode) { T::set_mode(env, mode); }
+};
+
 }  // namespace cule

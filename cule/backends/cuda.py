@@ -1,0 +1,147 @@
+"""The CUDA backend: the batch's arrays as torch tensors on a device, stepped by cule/kernels/kernels.cu.
+
+The host ``cule._core.Emulator`` builds every array once (power-on state,
+ROM, palettes, resize taps, per-environment state); they are copied to the
+device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
+addresses is copied beside them. From then on a step is two kernel launches
+on torch's current stream (state update + reset, then gather), with actions,
+outputs and flags staying on the device: no host transfer, no synchronisation.
+
+Kernels are compiled per ROM (mapper and game as template arguments) by NVRTC
+through CuPy at first use; CuPy caches the binaries on disk
+(``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``). The same launch code
+runs on the CPU with the host launch shim (``_core.shim_run``), which is how
+the tests check this path without a GPU.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .. import _core
+from ..errors import CudaUnavailableError
+
+THREADS_PER_BLOCK = 64
+KERNEL_SOURCE = Path(__file__).resolve().parent.parent / "kernels" / "kernels.cu"
+CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
+
+
+def check_cuda(device: torch.device) -> None:
+    """Raises CudaUnavailableError naming what is missing for `device`."""
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        raise CudaUnavailableError(
+            f"device {str(device)!r} needs a CUDA GPU, but torch sees none "
+            f"({'this torch is a CPU build: install a CUDA build of torch 2.13.0' if build is None else 'no GPU or driver found'}); "
+            f"use device='cpu'")
+    if device.index is not None and device.index >= torch.cuda.device_count():
+        raise CudaUnavailableError(f"device {str(device)!r}: only {torch.cuda.device_count()} GPU(s) are visible")
+    try:
+        import cupy  # noqa: F401
+    except ImportError as e:
+        raise CudaUnavailableError("device='cuda' compiles its kernels with NVRTC through CuPy: "
+                                   "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
+
+
+def _game_type(game: str) -> str:
+    """C++ name of a game's unit: the class in cule/cpp/games/list.inc."""
+    for line in (CORE_HEADERS / "games" / "list.inc").read_text().splitlines():
+        if line.startswith(f"CULE_GAME({game},"):
+            return line.split(",")[1].strip(" )")
+    raise ValueError(f"no game unit for {game!r}")
+
+
+class NvrtcLauncher:
+    """cule_run / cule_gather compiled by NVRTC for one ROM, launched on torch's current stream."""
+
+    def __init__(self, cart: str, game: str, device: torch.device):
+        import cupy
+
+        self.device = device
+        options = ("-std=c++17", f"-I{CORE_HEADERS}", f"-DCULE_CART=cule::Cart{cart}",
+                   f"-DCULE_GAMES=cule::OneGame<cule::games::{_game_type(game)}>")
+        with cupy.cuda.Device(device.index or 0):
+            module = cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=options, backend="nvrtc")
+            self._run = module.get_function("cule_run")
+            self._gather = module.get_function("cule_gather")
+
+    def _launch(self, kernel, count: int, args):
+        import cupy
+
+        grid = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+        stream = torch.cuda.current_stream(self.device)
+        with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
+            kernel((grid,), (THREADS_PER_BLOCK,), args)
+
+    def run(self, batch: int, ids: int, count: int, actions: int, seeds: int, force_reset: int):
+        self._launch(self._run, count, (np.uint64(batch), np.uint64(ids), np.int32(count), np.uint64(actions),
+                                        np.uint64(seeds), np.int32(force_reset)))
+
+    def gather(self, batch: int, ids: int, count: int, *outputs: int):
+        self._launch(self._gather, count, (np.uint64(batch), np.uint64(ids), np.int32(count)) +
+                     tuple(np.uint64(p) for p in outputs))
+
+
+class ShimLauncher:
+    """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops."""
+
+    def __init__(self, cart: str):
+        self.cart = cart
+
+    def run(self, batch, ids, count, actions, seeds, force_reset):
+        grid = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+        _core.shim_run(self.cart, grid, THREADS_PER_BLOCK, batch, ids, count, actions, seeds, force_reset)
+
+    def gather(self, batch, ids, count, *outputs):
+        grid = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+        _core.shim_gather(self.cart, grid, THREADS_PER_BLOCK, batch, ids, count, *outputs)
+
+
+class DeviceBatch:
+    """A batch of environments whose state lives in torch tensors on `device`.
+
+    run(ids [B] int32, actions [B] int32 ALE ids, seeds [B] int64 or None,
+    force_reset) and gather(ids [B], final) -> (obs [B, ...] uint8, rewards
+    [B] int32, terminated [B] bool, truncated [B] bool, lives, frame_number,
+    episode_frame_number [B] int32, final_obs or None) take and return device
+    tensors only.
+    """
+
+    def __init__(self, emulator, device: torch.device, launcher, obs_shape: tuple[int, ...]):
+        self.emulator = emulator
+        self.device = device
+        self.launcher = launcher
+        self.obs_shape = obs_shape
+        self.arrays: dict[str, torch.Tensor] = {}
+        self.upload()
+
+    def upload(self, names: list[str] | None = None) -> None:
+        """Copies the host arrays (all, or `names`) to the device and rebuilds the BatchView."""
+        for name, host in self.emulator.arrays().items():
+            if names is None or name in names:
+                self.arrays[name] = torch.from_numpy(host.copy()).to(self.device)
+        addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
+        view = np.frombuffer(self.emulator.batch_view(addresses), dtype=np.uint8).copy()
+        self.view = torch.from_numpy(view).to(self.device)
+
+    def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
+        self.launcher.run(self.view.data_ptr(), ids.data_ptr(), ids.numel(), actions.data_ptr(),
+                          0 if seeds is None else seeds.data_ptr(), int(force_reset))
+
+    def gather(self, ids: torch.Tensor, final: bool):
+        n = ids.numel()
+        new = lambda dtype, *shape: torch.empty(shape, dtype=dtype, device=self.device)  # noqa: E731
+        obs = new(torch.uint8, n, *self.obs_shape)
+        rewards, lives, frames, episode = (new(torch.int32, n) for _ in range(4))
+        terminated, truncated = new(torch.bool, n), new(torch.bool, n)
+        final_obs = torch.empty_like(obs) if final else None
+        self.launcher.gather(self.view.data_ptr(), ids.data_ptr(), n, obs.data_ptr(), rewards.data_ptr(),
+                             terminated.data_ptr(), truncated.data_ptr(), lives.data_ptr(), frames.data_ptr(),
+                             episode.data_ptr(), 0 if final_obs is None else final_obs.data_ptr())
+        return obs, rewards, terminated, truncated, lives, frames, episode, final_obs
+
+    def host_array(self, name: str) -> np.ndarray:
+        """A device array's bytes on the host (debugging and raw access only: it synchronises)."""
+        return self.arrays[name].cpu().numpy()

@@ -1,0 +1,345 @@
+// ale-py's vector env for one environment (vector/preprocessed_env.cpp and
+// EnvVectorizer::execute_env), over a batch laid out as flat arrays. Host and
+// device: the CPU backend runs VectorEnv::run on its threads, the CUDA
+// kernels (cule/kernels/) one thread per environment, on the same BatchView.
+#pragma once
+
+#include "common.hpp"
+#include "console.hpp"
+#include "environment.hpp"
+#include "mt19937.hpp"
+#include "preprocess.hpp"
+
+namespace cule {
+
+// ale-py AtariVectorEnv's preprocessing arguments (plus cule's mode choice).
+struct VectorOptions {
+  int32_t frameskip = 4, stack_num = 4, img_height = 84, img_width = 84;
+  uint8_t grayscale = 1, maxpool = 1;
+  int32_t noop_max = 30;
+  uint8_t fire_reset = 1, has_fire = 0;  // has_fire: FIRE is in the action set
+  uint8_t episodic_life = 0, life_loss_info = 0, reward_clipping = 1;
+  int32_t max_episode_steps = 108000;
+  uint8_t same_step = 0;   // AutoresetMode.SAME_STEP
+  uint8_t gymnasium = 0;   // gymnasium AtariEnv steps instead (cule.make)
+  int32_t default_mode = 0, mode = 0, difficulty = 0;
+  int32_t cache_size = 0;  // reset_mode "cache": K start states (0: ALE's reset every time)
+};
+
+// PreprocessedEnv's per-environment fields beside EnvState's.
+struct VectorState {
+  Mt19937 noop_rng;  // std::mt19937 seeded with the reset seed
+  int32_t reward;
+  uint8_t game_over, truncated, life_lost;
+};
+
+// What EnvVectorizer reports for one environment.
+struct EnvResult {
+  int32_t reward;
+  uint8_t terminated, truncated;
+  int32_t lives, frame_number, episode_frame_number;
+};
+
+// std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
+// libstdc++ (GCC 11+) draws it: Lemire's multiply-shift with rejection.
+CULE_HD uint32_t uniform_below(Mt19937& g, uint32_t range) {
+  uint64_t product = (uint64_t)g.next() * range;
+  uint32_t low = (uint32_t)product;
+  if (low < range) {
+    const uint32_t threshold = (0u - range) % range;
+    while (low < threshold) {
+      product = (uint64_t)g.next() * range;
+      low = (uint32_t)product;
+    }
+  }
+  return (uint32_t)(product >> 32);
+}
+
+// reset_mode "cache" (CuLE): start states, `count` of each.
+struct StartStates {
+  const Machine* machines;
+  const EnvState* envs;
+  const uint8_t* screens;       // [count][2][frame_bytes] TIA buffers
+  const uint8_t* first_frames;  // [count][raw_bytes] the processed reset frame
+  int32_t count;
+};
+
+// A batch: what every environment shares, and per-environment arrays indexed
+// by environment. Plain data with pointers, so the CUDA backend copies it to
+// the device as it is.
+struct BatchView {
+  RomView rom;
+  EnvConfig cfg;
+  VectorOptions opt;
+  ResizePlan plan;
+  const Machine* power_on;      // the console after power-on, for loadROM
+  const uint8_t* palette_rgb;   // [256][3]
+  const uint8_t* palette_gray;  // [256]
+  StartStates cache;
+  Machine* machines;
+  EnvState* envs;
+  VectorState* vstates;
+  EnvResult* results;
+  uint8_t* buffers;        // [N][2][frame_bytes] TIA frames, palette indices
+  uint8_t* raw;            // [N][2][raw_bytes] the two captured frames, processed
+  uint8_t* stacks;         // [N][stack_num][obs_bytes] ring of observations
+  int32_t* stack_index;    // [N] the ring's next slot
+  uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
+  uint32_t frame_bytes, raw_bytes, obs_bytes;
+};
+
+template <class Cart, class Games>
+struct VectorEnv {
+  const BatchView& b;
+  int env;
+
+  CULE_HD Machine& machine() const { return b.machines[env]; }
+  CULE_HD EnvState& state() const { return b.envs[env]; }
+  CULE_HD VectorState& vstate() const { return b.vstates[env]; }
+  CULE_HD uint8_t* buffers() const { return b.buffers + (size_t)env * 2 * b.frame_bytes; }
+  CULE_HD uint8_t* raw(int k) const { return b.raw + ((size_t)env * 2 + k) * b.raw_bytes; }
+  CULE_HD uint32_t stacked_bytes() const { return (uint32_t)b.opt.stack_num * b.obs_bytes; }
+  CULE_HD uint8_t* stack() const { return b.stacks + (size_t)env * stacked_bytes(); }
+  CULE_HD AleEnv<Cart, Games> ale(bool draw) const {
+    return AleEnv<Cart, Games>{machine(), state(), b.rom, b.cfg, draw ? buffers() : nullptr};
+  }
+  CULE_HD const uint8_t* screen() const {
+    return buffers() + (size_t)machine().tia.current_buffer * b.frame_bytes;
+  }
+  CULE_HD int lives() const { return Games::lives(b.cfg.game, state().game); }
+  CULE_HD bool game_over() const { return ale(false).game_over(); }
+
+  // ALE's loadROM: a freshly built console, the environment RNG seeded, the
+  // mode and difficulty stored, then reset_game.
+  CULE_PHASE void load(uint32_t seed, int mode, int difficulty) {
+    machine() = *b.power_on;
+    uint8_t* frames = buffers();
+    for (uint32_t i = 0; i < 2 * b.frame_bytes; ++i) frames[i] = 0;
+    EnvState& s = state();
+    s = EnvState{};
+    s.rng.seed(seed);
+    s.ale.mode = (uint16_t)mode;
+    s.ale.difficulty = (uint8_t)difficulty;
+    s.action_a = kNoop;
+    s.action_b = kPlayerBNoop;
+    reset_game();
+  }
+  // ALE's setMode / setDifficulty: stored, applied by the next reset_game.
+  CULE_HD void set_mode(int mode, int difficulty) {
+    state().ale.mode = (uint16_t)mode;
+    state().ale.difficulty = (uint8_t)difficulty;
+  }
+  CULE_HD void reset_game() { ale(true).reset_game(); }
+  CULE_HD int act(int action_a, int action_b, bool draw = true) { return ale(draw).act(action_a, action_b); }
+
+  CULE_HD void palette(const uint8_t* indices, uint8_t* out) const {
+    preprocess::apply_palette(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb, out);
+  }
+
+  // ALE's reset_game, FIRE when asked for, then `noops` - FIRE NOOPs (a game
+  // that ends during them is reset again).
+  CULE_PHASE void ale_reset(int noops) {
+    reset_game();
+    const bool fire = b.opt.fire_reset && b.opt.has_fire;
+    if (fire) act(kFire, kPlayerBNoop);
+    for (noops -= (int)fire; noops > 0; --noops) {
+      act(kNoop, kPlayerBNoop);
+      if (game_over()) reset_game();
+    }
+  }
+
+  // A start state from the cache, picked with the no-op RNG; the environment
+  // keeps its sticky-action RNG and its frame counter (advanced by the start
+  // state's frames).
+  CULE_PHASE void cached_reset() {
+    const int k = (int)uniform_below(vstate().noop_rng, (uint32_t)b.cache.count);
+    EnvState& s = state();
+    const Mt19937 rng = s.rng;
+    const int32_t frames = s.frame_number;
+    machine() = b.cache.machines[k];
+    s = b.cache.envs[k];
+    s.rng = rng;
+    s.frame_number = frames + b.cache.envs[k].episode_frame_number;
+    const uint8_t* screens = b.cache.screens + (size_t)k * 2 * b.frame_bytes;
+    uint8_t* frames_out = buffers();
+    for (uint32_t i = 0; i < 2 * b.frame_bytes; ++i) frames_out[i] = screens[i];
+    const uint8_t* first = b.cache.first_frames + (size_t)k * b.raw_bytes;
+    uint8_t* newest = raw(0);
+    for (uint32_t i = 0; i < b.raw_bytes; ++i) newest[i] = first[i];
+  }
+
+  // PreprocessedEnv::reset: a seed >= 0 powers the console on again
+  // (setInt("random_seed"), loadROM) and reseeds the no-op RNG; then
+  // reset_game, FIRE, a random number of NOOPs (or a cached start state),
+  // and a fresh stack.
+  CULE_PHASE void reset(int64_t seed) {
+    VectorState& v = vstate();
+    if (seed >= 0) {
+      load((uint32_t)seed, b.opt.default_mode, 0);
+      set_mode(b.opt.mode, b.opt.difficulty);
+      v.noop_rng.seed((uint32_t)seed);
+    }
+    if (b.cache.count > 0) {
+      cached_reset();
+    } else {
+      ale_reset((int)uniform_below(v.noop_rng, b.opt.noop_max > 0 ? (uint32_t)b.opt.noop_max : 1u));
+      palette(screen(), raw(0));
+    }
+    uint8_t* before = raw(1);
+    for (uint32_t i = 0; i < b.raw_bytes; ++i) before[i] = 0;
+    uint8_t* ring = stack();
+    for (uint32_t i = 0; i < stacked_bytes(); ++i) ring[i] = 0;
+    b.stack_index[env] = 0;
+    process_screen(false);
+    EnvState& s = state();
+    s.elapsed_steps = 0;
+    s.lives = lives();
+    v.reward = 0;
+    v.game_over = v.truncated = v.life_lost = 0;
+  }
+
+  // PreprocessedEnv::step. Frames are drawn only when captured; if a step
+  // turns out to contain a frame that ended above the window's last line
+  // (whose missing rows ALE fills with an older frame's), the step is run
+  // again drawing every frame, and an environment where that happens twice
+  // draws every frame from then on.
+  CULE_PHASE void step(int action) {
+    // The newest frame comes last (k = 0); pooling it with the one before as
+    // it is converted saves process_screen a pass.
+    bool pooled = false, have_before = false;
+    auto capture = [&](int k, const uint8_t* indices) {
+      if (k == 0 && b.opt.maxpool && have_before) {
+        preprocess::apply_palette_max(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb,
+                                      raw(1), raw(0));
+        pooled = true;
+      } else {
+        palette(indices, raw(k));
+        have_before = have_before || k == 1;
+      }
+    };
+    AleEnv<Cart, Games> e = ale(true);
+    EnvState& s = state();
+    const Machine machine_before = machine();
+    const EnvState state_before = s;
+    bool over, trunc, lost;
+    const VectorOptions& o = b.opt;
+    int reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
+                               trunc, lost);
+    const bool short_frame = s.short_frames != state_before.short_frames;
+    // gymnasium shows the last frame ALE emulated, which is not the step's
+    // last when the episode ended inside it.
+    const bool ended_early = o.gymnasium && (over || trunc);
+    if (!state_before.draw_all && (short_frame || ended_early)) {
+      pooled = have_before = false;
+      machine() = machine_before;
+      s = state_before;
+      s.draw_all = 1;
+      reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
+                             trunc, lost);
+      // One short frame is usually a game restarting; a second means the
+      // game draws short frames, so draw them all from now on.
+      if (short_frame) ++s.short_steps;
+      s.draw_all = s.short_steps >= 2;
+    }
+    VectorState& v = vstate();
+    v.reward = o.reward_clipping ? (reward > 1 ? 1 : reward < -1 ? -1 : reward) : reward;
+    v.game_over = over;
+    v.truncated = trunc;
+    v.life_lost = lost;
+    process_screen(pooled);
+  }
+
+  // PreprocessedEnv::process_screen: max-pool into the newest raw frame
+  // (unless the capture did), resize into the stack's next slot.
+  CULE_PHASE void process_screen(bool pooled) {
+    uint8_t* newest = raw(0);
+    if (b.opt.maxpool && !pooled) preprocess::max_in_place(newest, raw(1), (int)b.raw_bytes);
+    float scratch[2 * kScreenWidth * 3];
+    int32_t& slot = b.stack_index[env];
+    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, scratch);
+    slot = (slot + 1) % b.opt.stack_num;
+  }
+
+  // PreprocessedEnv::is_episode_over.
+  CULE_HD bool episode_over() const {
+    const VectorState& v = vstate();
+    if (b.opt.gymnasium) return v.game_over || v.truncated;
+    return v.game_over || state().elapsed_steps >= b.opt.max_episode_steps || (b.opt.episodic_life && v.life_lost);
+  }
+
+  // PreprocessedEnv::write_to, minus the stack (gather linearizes it).
+  CULE_HD void write_result() const {
+    const VectorState& v = vstate();
+    EnvResult& r = b.results[env];
+    r.reward = v.reward;
+    if (b.opt.gymnasium) {
+      r.terminated = v.game_over;
+      r.truncated = v.truncated;
+    } else {
+      r.terminated = v.game_over || ((b.opt.life_loss_info || b.opt.episodic_life) && v.life_lost);
+      r.truncated = state().elapsed_steps >= b.opt.max_episode_steps && !r.terminated;
+    }
+    r.lives = state().lives;
+    r.frame_number = state().frame_number;
+    r.episode_frame_number = state().episode_frame_number;
+  }
+
+  // The ring as a stack, oldest frame first.
+  CULE_HD void linearize(uint8_t* out) const {
+    const uint8_t* ring = stack();
+    const int32_t next = b.stack_index[env];
+    for (int i = 0; i < b.opt.stack_num; ++i) {
+      const uint8_t* from = ring + (size_t)((next + i) % b.opt.stack_num) * b.obs_bytes;
+      uint8_t* to = out + (size_t)i * b.obs_bytes;
+      for (uint32_t j = 0; j < b.obs_bytes; ++j) to[j] = from[j];
+    }
+  }
+
+  // EnvVectorizer::execute_env: a forced reset (with `seed`), or a step
+  // with `action` (NextStep: a reset if the episode is over; SameStep: a
+  // reset right after a step that ended it, keeping its reward and flags).
+  CULE_PHASE void run(int action, int64_t seed, bool force_reset) {
+    if (force_reset) {
+      reset(seed);
+      write_result();
+    } else if (!b.opt.same_step) {
+      if (episode_over()) reset(-1);
+      else step(action);
+      write_result();
+    } else {
+      step(action);
+      write_result();
+      if (episode_over()) {
+        linearize(b.final_stacks + (size_t)env * stacked_bytes());
+        const EnvResult ended = b.results[env];
+        reset(-1);
+        write_result();
+        b.results[env].reward = ended.reward;
+        b.results[env].terminated = ended.terminated;
+        b.results[env].truncated = ended.truncated;
+      }
+    }
+  }
+
+  // One environment's latest result into batch position `i` of the outputs.
+  CULE_PHASE void gather(int i, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
+                      int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
+    const EnvResult& r = b.results[env];
+    const size_t bytes = stacked_bytes();
+    linearize(obs + i * bytes);
+    rewards[i] = r.reward;
+    terminated[i] = r.terminated;
+    truncated[i] = r.truncated;
+    lives[i] = r.lives;
+    frame_numbers[i] = r.frame_number;
+    episode_frame_numbers[i] = r.episode_frame_number;
+    if (final_obs) {
+      uint8_t* to = final_obs + i * bytes;
+      const uint8_t* from = b.final_stacks && (r.terminated || r.truncated) ? b.final_stacks + (size_t)env * bytes
+                                                                            : nullptr;
+      for (size_t j = 0; j < bytes; ++j) to[j] = from ? from[j] : 0;
+    }
+  }
+};
+
+}  // namespace cule

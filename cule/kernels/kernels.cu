@@ -1,0 +1,43 @@
+// The CUDA backend's kernels, one thread per environment over a BatchView
+// (cule/cpp/vector.hpp) that lives in device memory. The CPU backend runs the
+// same VectorEnv code on its threads.
+//
+// Built per ROM by NVRTC (cule/backends/cuda.py) with
+//   -DCULE_CART=cule::Cart2K -DCULE_GAMES=cule::OneGame<cule::games::Pong>
+// and, for the tests, compiled for the host by shim.hpp, which defines
+// CULE_KERNEL, blockIdx, threadIdx and blockDim and includes this file once
+// per mapper. Include the core headers before this file.
+#include "vector.hpp"
+#include "carts.hpp"
+#include "games/registry.hpp"
+
+#ifndef CULE_KERNEL
+// At least 64 threads per block (a warp's worth of environments twice);
+// the bound lets ptxas budget registers for it.
+#define CULE_KERNEL extern "C" __global__ void __launch_bounds__(64)
+#endif
+#ifndef CULE_GAMES
+#define CULE_GAMES cule::Games
+#endif
+
+// State update and reset (EnvVectorizer::execute_env) of environments
+// ids[0..count): actions are ALE action ids; seeds (or null) apply to forced
+// resets.
+CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t count, const int32_t* actions,
+                     const int64_t* seeds, int32_t force_reset) {
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1,
+                                                             force_reset != 0);
+}
+
+// The listed environments' observations (stacked, oldest first), rewards,
+// flags, lives and frame counters, in batch order.
+CULE_KERNEL cule_gather(const cule::BatchView* batch, const int32_t* ids, int32_t count, uint8_t* obs,
+                        int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
+                        int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives,
+                                                                frame_numbers, episode_frame_numbers, final_obs);
+}
