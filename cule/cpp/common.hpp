@@ -26,8 +26,10 @@ typedef long long int64_t;
 #define CULE_HOT __host__ __device__ __forceinline__
 #define CULE_FRAME __host__ __device__ __noinline__
 #define CULE_OP __host__ __device__ inline
-// Whole phases (a step, a reset, a frame's preprocessing): kept out of line
-// on the device so ptxas sees each once; inlined on the host.
+// Whole phases (a step, a reset, a frame's preprocessing) and the chips'
+// register accesses: kept out of line on the device, so NVVM and ptxas see
+// each once instead of at every store of the opcode switch; inlined (at the
+// compiler's choice) on the host.
 #define CULE_PHASE __host__ __device__ __noinline__
 #else
 #define CULE_HD inline

@@ -153,6 +153,8 @@ class Emulator {
     power_on_template();
     machines_.assign(n_, power_on_);
     envs_.resize(n_);
+    saved_machines_.resize(n_);
+    saved_envs_.resize(n_);
     buffers_.assign((size_t)n_ * 2 * frame_bytes(), 0);
     opt_.stack_num = 1;  // no pipeline until configure_vector
   }
@@ -236,6 +238,8 @@ class Emulator {
     b.stacks = stacks_.data();
     b.stack_index = stack_index_.data();
     b.final_stacks = final_.empty() ? nullptr : final_.data();
+    b.saved_machines = saved_machines_.data();
+    b.saved_envs = saved_envs_.data();
     b.frame_bytes = frame_bytes();
     b.raw_bytes = raw_bytes_;
     b.obs_bytes = obs_bytes_;
@@ -271,7 +275,9 @@ class Emulator {
             ref("raw", raw_),
             ref("stacks", stacks_),
             ref("stack_index", stack_index_),
-            ref("final_stacks", final_)};
+            ref("final_stacks", final_),
+            ref("saved_machines", saved_machines_),
+            ref("saved_envs", saved_envs_)};
   }
 
   // ... and the BatchView with each array at the address given for its name
@@ -302,6 +308,8 @@ class Emulator {
     b.stacks = (uint8_t*)at("stacks");
     b.stack_index = (int32_t*)at("stack_index");
     b.final_stacks = final_.empty() ? nullptr : (uint8_t*)at("final_stacks");
+    b.saved_machines = (Machine*)at("saved_machines");
+    b.saved_envs = (EnvState*)at("saved_envs");
     return b;
   }
 
@@ -439,6 +447,8 @@ class Emulator {
   std::vector<uint32_t> rng_draws_;
   std::vector<Machine> machines_;
   std::vector<EnvState> envs_;
+  std::vector<Machine> saved_machines_;  // VectorEnv::step's snapshots
+  std::vector<EnvState> saved_envs_;
   std::vector<uint8_t> buffers_;
   std::unique_ptr<ThreadPool> pool_;
   // the vector pipeline (configure_vector)

@@ -44,7 +44,7 @@ CULE_HD void rebase_cycles(Riot& r, uint32_t cycles) {
 
 // Reads of $280-$29F (and mirrors): a & 7 selects the register. Timer reads
 // see the clock one cycle before the end of the instruction.
-CULE_HD uint8_t peek(Riot& r, uint16_t address, uint32_t cycles, const Ports& ports) {
+CULE_PHASE uint8_t peek(Riot& r, uint16_t address, uint32_t cycles, const Ports& ports) {
   switch (address & 0x07) {
     case 0: return ports.swcha;  // DDRA and the output latch are ignored on read
     case 1: return r.ddra;
@@ -72,7 +72,7 @@ CULE_HD uint8_t peek(Riot& r, uint16_t address, uint32_t cycles, const Ports& po
   return (uint8_t)value;
 }
 
-CULE_HD void poke(Riot& r, uint16_t address, uint8_t value, uint32_t cycles) {
+CULE_PHASE void poke(Riot& r, uint16_t address, uint8_t value, uint32_t cycles) {
   const uint8_t port = address & 0x07;
   if (port == 0 || port == 2 || port == 3) return;  // no controller listens; SWCHB/SWBCNT ignored
   if (port == 1) {

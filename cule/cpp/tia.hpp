@@ -308,7 +308,7 @@ CULE_HD LineBits bits_and_not(const LineBits& a, const LineBits& b) {
 // collisions of every pixel and, when frame is not null, writes the colours
 // Stella's priority encoder picks. The frame pointer's row holds pixel x at
 // frame_pixel.
-CULE_HD void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
+CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   uint8_t* line = frame ? frame + t.frame_pixel - x : nullptr;  // pixel 0 of this row
   if (t.vblank & 0x02) {  // VBLANK: black, and no collisions
     if (line)
@@ -395,7 +395,7 @@ CULE_HD void end_of_line(Tia& t) {
 }
 
 // updateFrame: make the picture final up to colour clock `clock` (3.1).
-CULE_HD void render_to(Tia& t, uint8_t* frame, int32_t clock) {
+CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
   if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
     return;
   if (clock > t.stop_display_clock) clock = t.stop_display_clock;
@@ -500,7 +500,7 @@ CULE_HD bool hmove_blanks_at(int i) { return i <= 20 || i == 75; }
 
 // Applies a TIA register write (3.2 and 4). `cycles` is the system clock at
 // the end of the writing instruction.
-CULE_HD PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
                         bool last_access_was_read) {
   PokeResult result{0, false};
   const uint8_t reg = address & 0x3F;
@@ -700,7 +700,7 @@ CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t nois
 
 // A TIA read: catch the picture up, then answer. Bits 5-0 are the previous
 // data-bus byte (6).
-CULE_HD uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
+CULE_PHASE uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
                      const TiaInputs& in) {
   render_to(t, frame, (int32_t)(cycles * 3));
   const uint8_t noise = data_bus & 0x3F;

@@ -85,6 +85,10 @@ struct BatchView {
   uint8_t* stacks;         // [N][stack_num][obs_bytes] ring of observations
   int32_t* stack_index;    // [N] the ring's next slot
   uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
+  // [N] room for a step's snapshot: in global memory, a kernel thread would
+  // otherwise hold 3 KB of copies in local memory.
+  Machine* saved_machines;
+  EnvState* saved_envs;
   uint32_t frame_bytes, raw_bytes, obs_bytes;
 };
 
@@ -154,7 +158,8 @@ struct VectorEnv {
   CULE_PHASE void cached_reset() {
     const int k = (int)uniform_below(vstate().noop_rng, (uint32_t)b.cache.count);
     EnvState& s = state();
-    const Mt19937 rng = s.rng;
+    Mt19937& rng = b.saved_envs[env].rng;
+    rng = s.rng;
     const int32_t frames = s.frame_number;
     machine() = b.cache.machines[k];
     s = b.cache.envs[k];
@@ -219,17 +224,20 @@ struct VectorEnv {
     };
     AleEnv<Cart, Games> e = ale(true);
     EnvState& s = state();
-    const Machine machine_before = machine();
-    const EnvState state_before = s;
+    Machine& machine_before = b.saved_machines[env];
+    EnvState& state_before = b.saved_envs[env];
+    machine_before = machine();
+    state_before = s;
     bool over, trunc, lost;
     const VectorOptions& o = b.opt;
     int reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
                                trunc, lost);
     const bool short_frame = s.short_frames != state_before.short_frames;
+    const bool was_drawing_all = state_before.draw_all;
     // gymnasium shows the last frame ALE emulated, which is not the step's
     // last when the episode ended inside it.
     const bool ended_early = o.gymnasium && (over || trunc);
-    if (!state_before.draw_all && (short_frame || ended_early)) {
+    if (!was_drawing_all && (short_frame || ended_early)) {
       pooled = have_before = false;
       machine() = machine_before;
       s = state_before;

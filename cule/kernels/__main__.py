@@ -1,0 +1,103 @@
+"""python -m cule.kernels --report: compiles the CUDA kernels with nvcc and prints ptxas's resource use.
+
+For each architecture (default sm_70, sm_80, sm_90) and kernel (cule_run,
+cule_gather), the registers per thread, spill stores and loads (bytes) and
+stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
+CUDA backend builds them at run time: for one mapper and one game
+(``--cart``, ``--game``). Exits non-zero on a compile error, so CI can use it
+as the kernels' compile check. Needs nvcc (the CUDA toolkit), not a GPU.
+
+    python -m cule.kernels --report
+    python -m cule.kernels --report --arch sm_80 --cart F8 --game breakout
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORE = HERE.parent / "cpp"
+_LINE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_USED = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def game_type(game: str) -> str:
+    for line in (CORE / "games" / "list.inc").read_text().splitlines():
+        if line.startswith(f"CULE_GAME({game},"):
+            return line.split(",")[1].strip(" )")
+    raise SystemExit(f"unknown game {game!r}: see cule.list_games()")
+
+
+def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[dict]:
+    """Runs nvcc -Xptxas -v for one architecture; returns one dict per kernel."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-Xptxas", "-v", "-c", str(HERE / "kernels.cu"), f"-I{CORE}",
+               f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>",
+               "-o", str(Path(tmp) / "kernels.o")]
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"nvcc failed for {arch} (exit {done.returncode}): {' '.join(cmd)}")
+    # The out-of-line phases (CULE_PHASE) report their own frames; a spill
+    # anywhere counts, so callee figures are summed into the table too.
+    rows, current, props, callees = [], None, None, dict(stack=0, spill_stores=0, spill_loads=0)
+    for line in (done.stdout + done.stderr).splitlines():
+        if m := _LINE.search(line):
+            current = dict(kernel=m.group(1), arch=m.group(2), seconds=seconds)
+            rows.append(current)
+        elif m := _PROPS.search(line):
+            props = m.group(1)
+        elif m := _SPILL.search(line):
+            figures = dict(stack=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+            if current is not None and props == current["kernel"]:
+                current.update(figures)
+            else:
+                for k, v in figures.items():
+                    callees[k] = max(callees[k], v)
+        elif current is not None and (m := _USED.search(line)):
+            current["registers"] = int(m.group(1))
+    for r in rows:
+        r.update({f"callee_{k}": v for k, v in callees.items()})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m cule.kernels", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", action="store_true", help="compile and print ptxas's figures (the only action)")
+    parser.add_argument("--arch", nargs="+", default=["sm_70", "sm_80", "sm_90"], help="GPU architectures")
+    parser.add_argument("--cart", default="2K", help="mapper the kernels are built for (2K 4K F8 F6 F8SC F6SC E0 FE DPC)")
+    parser.add_argument("--game", default="pong", help="ALE game id the kernels are built for")
+    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
+    args = parser.parse_args()
+    if not args.report:
+        parser.error("nothing to do: pass --report")
+    if not shutil.which(args.nvcc):
+        raise SystemExit("nvcc not found: install the CUDA toolkit (only this report needs it; "
+                         "device='cuda' compiles with NVRTC through CuPy)")
+    print(f"kernels.cu for mapper {args.cart}, game {args.game}")
+    print(f"{'arch':6s} {'kernel':12s} {'registers':>9s} {'spill st':>9s} {'spill ld':>9s} {'stack B':>8s} "
+          f"{'callees: spill st/ld, max stack B':>34s} {'nvcc s':>7s}")
+    spills = False
+    for arch in args.arch:
+        for r in compile_report(arch, args.cart, args.game, args.nvcc):
+            callee = f"{r['callee_spill_stores']}/{r['callee_spill_loads']}, {r['callee_stack']}"
+            print(f"{r['arch']:6s} {r['kernel']:12s} {r.get('registers', 0):9d} {r.get('spill_stores', 0):9d} "
+                  f"{r.get('spill_loads', 0):9d} {r.get('stack', 0):8d} {callee:>34s} {r['seconds']:7.0f}", flush=True)
+            spills |= (r.get("spill_stores", 0) + r["callee_spill_stores"]) > 0 and r["arch"] in ("sm_80", "sm_90")
+    if spills:
+        print("note: spills on sm_80/sm_90 (target: none)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The CUDA backend on a real GPU (issue 6): skipped cleanly where there is none.
+
+On a GPU machine: pip install -e ".[test,cuda]" && python -m pytest -q tests/test_cuda_gpu.py
+"""
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import cule
+
+try:
+    import cupy  # noqa: F401
+    HAVE_CUPY = True
+except ImportError:
+    HAVE_CUPY = False
+
+pytestmark = pytest.mark.skipif(not (torch.cuda.is_available() and HAVE_CUPY),
+                                reason="needs a CUDA GPU, a CUDA build of torch and cupy (pip install 'cule[cuda]')")
+
+
+@pytest.mark.parametrize("game", ["pong", "breakout", "ms_pacman", "space_invaders", "pitfall", "video_pinball"])
+def test_cuda_equals_cpu_backend(game):
+    n = 8
+    cpu = cule.AtariVectorEnv(game, n)
+    gpu = cule.AtariVectorEnv(game, n, device="cuda")
+    assert torch.equal(cpu.reset(seed=0)[0], gpu.reset(seed=0)[0].cpu())
+    rng = np.random.default_rng(0)
+    for t in range(300):
+        a = torch.from_numpy(rng.integers(0, cpu.single_action_space.n, size=n))
+        rc, rg = cpu.step(a), gpu.step(a.cuda())
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), rc[:4], rg[:4]):
+            assert torch.equal(x, y.cpu()), f"{game} step {t}: {name}"
+    assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
+
+
+def test_cuda_fps_is_printed():
+    n, steps = 1024, 50
+    env = cule.AtariVectorEnv("pong", n, device="cuda")
+    env.reset(seed=0)
+    actions = torch.zeros(n, dtype=torch.long, device="cuda")
+    env.step(actions)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        env.step(actions)
+    torch.cuda.synchronize()
+    fps = steps * n * 4 / (time.perf_counter() - t0)
+    print(f"pong, {n} envs on {torch.cuda.get_device_name()}: {fps:,.0f} frames/s")
+    assert fps > 0
