@@ -45,6 +45,8 @@ def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
+    if done.returncode != 0 and "Unsupported gpu architecture" in done.stderr:
+        return [dict(kernel="(all)", arch=arch, seconds=seconds, unsupported=True)]
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)
         raise SystemExit(f"nvcc failed for {arch} (exit {done.returncode}): {' '.join(cmd)}")
@@ -75,7 +77,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cule.kernels", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", action="store_true", help="compile and print ptxas's figures (the only action)")
-    parser.add_argument("--arch", nargs="+", default=["sm_70", "sm_80", "sm_90"], help="GPU architectures")
+    parser.add_argument("--arch", nargs="+", default=["sm_70", "sm_75", "sm_80", "sm_90"],
+                        help="GPU architectures (one this nvcc no longer supports, e.g. sm_70 on CUDA 13, is listed "
+                             "as such, not an error)")
     parser.add_argument("--cart", default="2K", help="mapper the kernels are built for (2K 4K F8 F6 F8SC F6SC E0 FE DPC)")
     parser.add_argument("--game", default="pong", help="ALE game id the kernels are built for")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
@@ -87,13 +91,16 @@ def main() -> None:
                          "device='cuda' compiles with NVRTC through CuPy)")
     print(f"kernels.cu for mapper {args.cart}, game {args.game}")
     print(f"{'arch':6s} {'kernel':12s} {'registers':>9s} {'spill st':>9s} {'spill ld':>9s} {'stack B':>8s} "
-          f"{'callees: spill st/ld, max stack B':>34s} {'nvcc s':>7s}")
+          f"{'out-of-line fns: spill st/ld, stack':>36s} {'nvcc s':>7s}")
     spills = False
     for arch in args.arch:
         for r in compile_report(arch, args.cart, args.game, args.nvcc):
+            if r.get("unsupported"):
+                print(f"{arch:6s} not supported by this nvcc ({args.nvcc}); not compiled")
+                continue
             callee = f"{r['callee_spill_stores']}/{r['callee_spill_loads']}, {r['callee_stack']}"
             print(f"{r['arch']:6s} {r['kernel']:12s} {r.get('registers', 0):9d} {r.get('spill_stores', 0):9d} "
-                  f"{r.get('spill_loads', 0):9d} {r.get('stack', 0):8d} {callee:>34s} {r['seconds']:7.0f}", flush=True)
+                  f"{r.get('spill_loads', 0):9d} {r.get('stack', 0):8d} {callee:>36s} {r['seconds']:7.0f}", flush=True)
             spills |= (r.get("spill_stores", 0) + r["callee_spill_stores"]) > 0 and r["arch"] in ("sm_80", "sm_90")
     if spills:
         print("note: spills on sm_80/sm_90 (target: none)")

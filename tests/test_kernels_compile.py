@@ -1,0 +1,29 @@
+"""The CUDA kernels compile with the installed nvcc (issue 6); ptxas's figures go into the test summary.
+
+Skipped where there is no nvcc. sm_70 is listed as unsupported by CUDA 13's
+nvcc rather than compiled; sm_75, sm_80 and sm_90 must compile.
+"""
+import shutil
+
+import pytest
+
+from cule.kernels.__main__ import compile_report
+from conftest import report
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
+
+
+def test_kernels_compile_for_each_architecture():
+    lines = []
+    for arch in ("sm_70", "sm_75", "sm_80", "sm_90"):
+        rows = compile_report(arch, "2K", "pong")
+        if rows and rows[0].get("unsupported"):
+            assert arch == "sm_70", f"{arch} should be supported"
+            lines.append(f"{arch}: not supported by this nvcc")
+            continue
+        kernels = {r["kernel"]: r for r in rows}
+        assert set(kernels) == {"cule_run", "cule_gather"}, f"{arch}: {sorted(kernels)}"
+        for name, r in sorted(kernels.items()):
+            lines.append(f"{arch} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"
+                         f"{r.get('spill_loads', 0)} B, stack {r.get('stack', 0)} B ({r['seconds']:.0f} s)")
+    report("CUDA kernels: nvcc/ptxas per architecture (mapper 2K, pong)", "\n".join(lines))

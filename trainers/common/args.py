@@ -1,0 +1,27 @@
+"""A dataclass of documented arguments -> an argparse command line (cleanrl style, no extra dependency).
+
+Each field's help is its metadata["help"]; booleans take --flag / --no-flag.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+
+
+def parse(cls, argv: list[str] | None = None, description: str | None = None):
+    """Builds cls from the command line; `--help` lists every field with its help and default."""
+    parser = argparse.ArgumentParser(description=description or cls.__doc__,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        help_text = f.metadata.get("help", "")
+        if kind is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+        else:
+            base = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
+            parser.add_argument(flag, type=base, default=default, help=help_text)
+    return cls(**vars(parser.parse_args(argv)))

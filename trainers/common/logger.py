@@ -1,0 +1,64 @@
+"""Training logs: a CSV always, TensorBoard when installed (pip install tensorboard), and a progress bar with FPS."""
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+
+class Logger:
+    def __init__(self, output_dir: str | Path, total_frames: int, start_frames: int = 0, enabled: bool = True):
+        self.enabled = enabled
+        self.dir = Path(output_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.start = time.perf_counter()
+        self.start_frames = start_frames
+        self._csv = open(self.dir / "log.csv", "a", newline="") if enabled else None
+        self._writer = None
+        self._tb = None
+        if enabled:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+                self._tb = SummaryWriter(str(self.dir / "tensorboard"))
+            except (ImportError, ModuleNotFoundError):
+                self._tb = None
+        self._bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+                self._bar = tqdm(total=total_frames, initial=start_frames, unit="frame", unit_scale=True,
+                                 dynamic_ncols=True)
+            except ImportError:
+                pass
+
+    def fps(self, frames: int) -> float:
+        return (frames - self.start_frames) / max(time.perf_counter() - self.start, 1e-9)
+
+    def log(self, frames: int, **scalars: float) -> None:
+        """Scalars at a frame count (host floats: the only values a trainer brings back from the device)."""
+        if not self.enabled:
+            return
+        row = {"frames": frames, "wall_time": round(time.perf_counter() - self.start, 3),
+               "fps": round(self.fps(frames), 1), **{k: float(v) for k, v in scalars.items()}}
+        if self._writer is None:
+            self._writer = csv.DictWriter(self._csv, fieldnames=list(row))
+            if self._csv.tell() == 0:
+                self._writer.writeheader()
+        self._writer.writerow({k: row.get(k) for k in self._writer.fieldnames})
+        self._csv.flush()
+        if self._tb:
+            for k, v in row.items():
+                if k != "frames":
+                    self._tb.add_scalar(k, v, frames)
+        if self._bar is not None:
+            self._bar.n = frames
+            self._bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k in ("fps", "episode_return", "loss")})
+            self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        if self._tb:
+            self._tb.close()
+        if self._csv:
+            self._csv.close()

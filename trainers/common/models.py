@@ -1,0 +1,36 @@
+"""Networks for Atari: the Nature DQN torso (Mnih et al. 2015) with policy and value heads."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def _init(layer: nn.Module, gain: float = 2 ** 0.5) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class NatureCNN(nn.Module):
+    """uint8 frames [B, C, 84, 84] -> (policy logits [B, A], value [B]).
+
+    Three convolutions (32 8x8/4, 64 4x4/2, 64 3x3/1), a 512-unit layer, then
+    linear policy and value heads; pixels are scaled to [0, 1] inside.
+    """
+
+    def __init__(self, in_channels: int, num_actions: int, height: int = 84, width: int = 84):
+        super().__init__()
+        self.torso = nn.Sequential(
+            _init(nn.Conv2d(in_channels, 32, 8, stride=4)), nn.ReLU(),
+            _init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
+            _init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            flat = self.torso(torch.zeros(1, in_channels, height, width)).shape[1]
+        self.torso.append(_init(nn.Linear(flat, 512)))
+        self.torso.append(nn.ReLU())
+        self.policy = _init(nn.Linear(512, num_actions), 0.01)
+        self.value = _init(nn.Linear(512, 1), 1.0)
+
+    def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.torso(frames.float() / 255.0)
+        return self.policy(h), self.value(h).squeeze(-1)
