@@ -87,3 +87,13 @@ def test_a2c_vtrace_help_lists_every_argument():
     assert out.returncode == 0
     for flag in ("--game", "--num-envs", "--num-batches", "--num-steps", "--total-frames", "--resume"):
         assert flag in out.stdout
+
+
+def test_evaluation_protocol_and_video(tmp_path):
+    """Evaluation plays whole episodes with sticky actions 0.25 and the frame cap, and can write a GIF."""
+    from trainers.common.evaluate import evaluate
+    from trainers.common.models import NatureCNN
+
+    scores = evaluate(NatureCNN(4, 6), "pong", episodes=2, max_frames=1200, video=tmp_path / "agent.gif")
+    assert len(scores) == 2 and all(-21 <= s <= 21 for s in scores)
+    assert (tmp_path / "agent.gif").stat().st_size > 1000

@@ -13,6 +13,7 @@ while the network trains on another batch; with one batch it is plain A2C.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from torch.distributions import Categorical
 from trainers.common import checkpoint, vtrace
 from trainers.common.args import parse
 from trainers.common.envs import make_env
+from trainers.common.evaluate import evaluate, plot_curve
 from trainers.common.logger import Logger
 from trainers.common.models import NatureCNN
 
@@ -50,6 +52,8 @@ class Args:
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
     checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
+    eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
+    video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
@@ -143,7 +147,19 @@ def train(args: Args) -> dict:
             checkpoint.save(args.output_dir, dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
                                                   update=update + 1, frames=frames, torch_rng=torch.get_rng_state(),
                                                   args=dataclasses.asdict(args)))
+    if args.eval_episodes and args.game != "sanity":
+        scores = evaluate(model, args.game, args.eval_episodes, args.device,
+                          video=f"{args.output_dir}/agent.gif" if args.video else None)
+        result["eval_return"] = sum(scores) / len(scores)
+        log.log(frames, eval_return=result["eval_return"])
+        with open(f"{args.output_dir}/eval.json", "w") as f:
+            json.dump(dict(frames=frames, scores=scores, mean=result["eval_return"]), f)
     log.close()
+    if not args.quiet:
+        try:
+            plot_curve(args.output_dir, title=f"{args.game}: {type(model).__name__}")
+        except (ImportError, FileNotFoundError, ValueError):
+            pass  # no matplotlib, or no finished episode yet
     for env in envs:
         env.close()
     result.update(frames=frames, update=num_updates, recent_returns=recent)

@@ -1,0 +1,71 @@
+"""Evaluation with the usual Atari protocol, an optional video, and learning curves from log.csv.
+
+Protocol (Machado et al. 2018 / ALE v5): sticky actions 0.25, or 30 random
+no-ops at the start without sticky actions (`noops=True`, Mnih et al. 2015);
+episodes capped at 108,000 frames; the score is the game's unclipped return.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import torch
+from torch.distributions import Categorical
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str = "cpu", seed: int = 12345,
+             noops: bool = False, greedy: bool = False, video: str | Path | None = None,
+             max_frames: int = 108_000) -> list[float]:
+    """Scores of `episodes` episodes, played in parallel (one environment each).
+
+    With `video`, the first environment's RGB frames are written as an
+    animated GIF there (Pillow).
+    """
+    import cule
+
+    env = cule.AtariVectorEnv(game, episodes, device=device, reward_clipping=False, max_num_frames_per_episode=max_frames,
+                              repeat_action_probability=0.0 if noops else 0.25, noop_max=30 if noops else 0)
+    obs, _ = env.reset(seed=seed)
+    returns = torch.zeros(episodes, device=device)
+    running = torch.ones(episodes, dtype=torch.bool, device=device)
+    frames = []
+    while bool(running.any()):
+        logits, _ = model(obs)
+        action = logits.argmax(-1) if greedy else Categorical(logits=logits).sample()
+        obs, reward, terminated, truncated, _ = env.step(action)
+        returns += reward.float() * running
+        running &= ~(terminated | truncated)
+        if video is not None and bool(running[0]):
+            frames.append(env.get_screen_rgb()[0].cpu().numpy())
+    env.close()
+    if video is not None and frames:
+        from PIL import Image
+
+        images = [Image.fromarray(f) for f in frames[::2]]
+        images[0].save(video, save_all=True, append_images=images[1:], duration=66, loop=0)
+    return returns.tolist()
+
+
+def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
+    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in csv.DictReader(open(Path(output_dir) / "log.csv")) if r.get("episode_return") not in ("nan", "")]
+    frames = [float(r["frames"]) / 1e6 for r in rows]
+    minutes = [float(r["wall_time"]) / 60 for r in rows]
+    score = [float(r["episode_return"]) for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
+    a.plot(frames, score)
+    a.set_xlabel("emulator frames (M)")
+    a.set_ylabel("mean episode return")
+    b.plot(minutes, score)
+    b.set_xlabel("wall time (min)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    png = Path(png or Path(output_dir) / "curve.png")
+    fig.savefig(png, dpi=110)
+    return png
