@@ -97,3 +97,12 @@ def test_evaluation_protocol_and_video(tmp_path):
     scores = evaluate(NatureCNN(4, 6), "pong", episodes=2, max_frames=1200, video=tmp_path / "agent.gif")
     assert len(scores) == 2 and all(-21 <= s <= 21 for s in scores)
     assert (tmp_path / "agent.gif").stat().st_size > 1000
+
+
+def test_impala_network_option_trains(tmp_path):
+    r = train(Args(game="sanity", num_envs=16, num_steps=4, total_frames=16 * 4 * 3, output_dir=str(tmp_path),
+                   quiet=True, network="impala"))
+    assert r["update"] == 3 and torch.isfinite(torch.tensor(r["loss"]))
+    with pytest.raises(ValueError, match="network"):
+        train(Args(game="sanity", num_envs=4, num_steps=2, total_frames=8, output_dir=str(tmp_path), quiet=True,
+                   network="resnet9000"))

@@ -27,7 +27,7 @@ from trainers.common.args import parse
 from trainers.common.envs import make_env
 from trainers.common.evaluate import evaluate, plot_curve
 from trainers.common.logger import Logger
-from trainers.common.models import NatureCNN
+from trainers.common.models import network
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Args:
     checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
+    network: str = field(default="nature", metadata={"help": "'nature' (Mnih et al. 2015) or 'impala' (ResNet)"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
@@ -78,7 +79,7 @@ def train(args: Args) -> dict:
     torch.manual_seed(args.seed)
     B, T = args.num_envs // args.num_batches, args.num_steps
     envs = [make_env(args.game, B, args.device, args.seed + 1000 * k, args.num_threads) for k in range(args.num_batches)]
-    model = NatureCNN(4, envs[0].n_actions).to(device)
+    model = network(args.network)(4, envs[0].n_actions).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
     frames_per_update = B * T * envs[0].frameskip
     num_updates = max(1, args.total_frames // frames_per_update)

@@ -25,7 +25,7 @@ from trainers.common.args import parse
 from trainers.common.envs import make_env
 from trainers.common.evaluate import evaluate, plot_curve
 from trainers.common.logger import Logger
-from trainers.common.models import NatureCNN
+from trainers.common.models import network
 
 
 @dataclass
@@ -55,6 +55,7 @@ class Args:
     checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
+    network: str = field(default="nature", metadata={"help": "'nature' (Mnih et al. 2015) or 'impala' (ResNet)"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
@@ -65,7 +66,7 @@ def train(args: Args) -> dict:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     env = make_env(args.game, args.num_envs, args.device, args.seed, args.num_threads)
-    model = NatureCNN(4, env.n_actions).to(device)
+    model = network(args.network)(4, env.n_actions).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
     frames_per_update = args.num_envs * args.num_steps * env.frameskip
     num_updates = max(1, args.total_frames // frames_per_update)

@@ -34,3 +34,48 @@ class NatureCNN(nn.Module):
     def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.torso(frames.float() / 255.0)
         return self.policy(h), self.value(h).squeeze(-1)
+
+
+class _ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv0 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
+
+
+class ImpalaCNN(nn.Module):
+    """IMPALA's deep network (Espeholt et al. 2018, fig. 3): three stages of conv 3x3 + max-pool 3x3/2 + two
+    residual blocks (16, 32, 32 channels), a 256-unit layer, policy and value heads.
+    uint8 frames [B, C, H, W] -> (logits [B, A], value [B])."""
+
+    def __init__(self, in_channels: int, num_actions: int, height: int = 84, width: int = 84):
+        super().__init__()
+        layers, c = [], in_channels
+        for out in (16, 32, 32):
+            layers += [nn.Conv2d(c, out, 3, padding=1), nn.MaxPool2d(3, stride=2, padding=1),
+                       _ResidualBlock(out), _ResidualBlock(out)]
+            c = out
+        self.torso = nn.Sequential(*layers, nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            flat = self.torso(torch.zeros(1, in_channels, height, width)).shape[1]
+        self.torso.append(_init(nn.Linear(flat, 256)))
+        self.torso.append(nn.ReLU())
+        self.policy = _init(nn.Linear(256, num_actions), 0.01)
+        self.value = _init(nn.Linear(256, 1), 1.0)
+
+    def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.torso(frames.float() / 255.0)
+        return self.policy(h), self.value(h).squeeze(-1)
+
+
+NETWORKS = {"nature": NatureCNN, "impala": ImpalaCNN}
+
+
+def network(name: str) -> type[nn.Module]:
+    """The network class for a trainer's --network."""
+    if name not in NETWORKS:
+        raise ValueError(f"--network must be one of {sorted(NETWORKS)}, got {name!r}")
+    return NETWORKS[name]
