@@ -126,9 +126,9 @@ CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
   return 0;
 }
 
-CULE_HD void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
-CULE_HD bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
-CULE_HD void set_nz(Cpu6507& c, uint8_t v) {
+CULE_OP void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
+CULE_OP bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
+CULE_OP void set_nz(Cpu6507& c, uint8_t v) {
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | (v & flag::N) | (v ? 0 : flag::Z));
 }
 // PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
@@ -390,7 +390,7 @@ CULE_HD void jmp_indirect(Cpu6507& c, Bus& bus) {
 
 // Executes one instruction. A jammed CPU does nothing and charges no cycles.
 template <class Bus>
-CULE_HD void step(Cpu6507& c, Bus& bus) {
+CULE_OP void step(Cpu6507& c, Bus& bus) {
   using M = Mode;
   using R = ReadOp;
   using S = StoreOp;
