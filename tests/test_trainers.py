@@ -106,3 +106,14 @@ def test_impala_network_option_trains(tmp_path):
     with pytest.raises(ValueError, match="network"):
         train(Args(game="sanity", num_envs=4, num_steps=2, total_frames=8, output_dir=str(tmp_path), quiet=True,
                    network="resnet9000"))
+
+
+def test_wall_clock_budget_stops_with_a_checkpoint(tmp_path):
+    from trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+
+    t0 = time.perf_counter()
+    r = train_a2c(A2CArgs(game="sanity", num_envs=8, num_batches=2, num_steps=4, total_frames=10**9,
+                          output_dir=str(tmp_path), quiet=True, max_minutes=0.05))
+    assert time.perf_counter() - t0 < 60
+    saved = checkpoint.load(tmp_path)
+    assert saved["update"] == r["update"] and saved["frames"] == r["frames"] == r["update"] * 4 * 4

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 import random
 from dataclasses import dataclass, field
 
@@ -52,6 +53,7 @@ class Args:
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
     checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
+    max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
     network: str = field(default="nature", metadata={"help": "'nature' (Mnih et al. 2015) or 'impala' (ResNet)"})
@@ -97,6 +99,8 @@ def train(args: Args) -> dict:
     episode_return = [torch.zeros(B, device=device) for _ in envs]
     finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
     recent, result, loss = [], {}, torch.zeros(())
+    completed = start_update
+    deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
     for update in range(start_update, num_updates):
         k = update % args.num_batches
         ro = rollouts[k]
@@ -134,6 +138,7 @@ def train(args: Args) -> dict:
         obs[k] = ro.obs[T].clone()
         ro.filled = True
         frames += frames_per_update
+        completed = update + 1
 
         if k == args.num_batches - 1 or update + 1 == num_updates:  # logging scalars: the only host transfers
             count = int(finished_count.item())
@@ -144,10 +149,13 @@ def train(args: Args) -> dict:
             result = dict(frames=frames, update=update + 1, episode_return=recent[-1] if recent else float("nan"),
                           loss=float(loss.item()))
             log.log(frames, episode_return=result["episode_return"], loss=result["loss"])
-        if (update + 1) % args.checkpoint_every == 0 or update + 1 == num_updates:
+        out_of_time = deadline is not None and time.perf_counter() > deadline
+        if (update + 1) % args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time:
             checkpoint.save(args.output_dir, dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
                                                   update=update + 1, frames=frames, torch_rng=torch.get_rng_state(),
                                                   args=dataclasses.asdict(args)))
+        if out_of_time:
+            break
     if args.eval_episodes and args.game != "sanity":
         scores = evaluate(model, args.game, args.eval_episodes, args.device,
                           video=f"{args.output_dir}/agent.gif" if args.video else None)
@@ -163,7 +171,7 @@ def train(args: Args) -> dict:
             pass  # no matplotlib, or no finished episode yet
     for env in envs:
         env.close()
-    result.update(frames=frames, update=num_updates, recent_returns=recent)
+    result.update(frames=frames, update=completed, recent_returns=recent)
     return result
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 import random
 from dataclasses import dataclass, field
 
@@ -53,6 +54,7 @@ class Args:
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
     checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
+    max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
     network: str = field(default="nature", metadata={"help": "'nature' (Mnih et al. 2015) or 'impala' (ResNet)"})
@@ -93,6 +95,7 @@ def train(args: Args) -> dict:
     obs, _ = env.reset(seed=args.seed + start_update)
     after_done = torch.zeros(n, dtype=torch.bool, device=device)  # NextStep: this step only resets
     result = {}
+    deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
     for update in range(start_update, num_updates):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
@@ -160,10 +163,13 @@ def train(args: Args) -> dict:
                       loss=loss.item(), value_loss=v_loss.item(), entropy=entropy.item())
         log.log(frames, **{k: v for k, v in result.items() if k not in ("frames", "update")},
                 learning_rate=optimizer.param_groups[0]["lr"])
-        if (update + 1) % args.checkpoint_every == 0 or update + 1 == num_updates:
+        out_of_time = deadline is not None and time.perf_counter() > deadline
+        if (update + 1) % args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time:
             checkpoint.save(args.output_dir, dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
                                                   update=update + 1, frames=frames, torch_rng=torch.get_rng_state(),
                                                   args=dataclasses.asdict(args)))
+        if out_of_time:
+            break
     if args.eval_episodes and args.game != "sanity":
         scores = evaluate(model, args.game, args.eval_episodes, args.device,
                           video=f"{args.output_dir}/agent.gif" if args.video else None)

@@ -1,0 +1,60 @@
+"""Training benchmark: a trainer on Pong for a wall-clock budget; the curve and the time to a mean score of 18.
+
+Not a test. Runs `trainers.a2c_vtrace` (or `--trainer ppo`) on this machine's
+CPU (or `--device cuda`), then reads its log.csv and reports the first time
+and frame count at which the mean score of the episodes finished since the
+previous log line reached `--target` (default 18, the issue's yardstick),
+with the learning curve as a PNG and the figures as JSON in `--out`.
+
+    python benchmarks/train_pong.py --minutes 60
+    python benchmarks/train_pong.py --trainer ppo --minutes 20 --num-envs 16
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trainer", choices=["a2c_vtrace", "ppo"], default="a2c_vtrace", help="which trainer")
+    parser.add_argument("--game", default="pong", help="ALE game id")
+    parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget")
+    parser.add_argument("--num-envs", type=int, default=32, help="environments")
+    parser.add_argument("--device", default="cpu", help="torch device")
+    parser.add_argument("--target", type=float, default=18.0, help="mean score whose first time is reported")
+    parser.add_argument("--out", default="benchmarks/results/train_pong", help="folder for log, curve and summary")
+    args = parser.parse_args()
+
+    if args.trainer == "ppo":
+        from trainers.ppo import Args, train
+        run = Args(game=args.game, num_envs=args.num_envs, device=args.device, output_dir=args.out,
+                   total_frames=10**9, max_minutes=args.minutes, learning_rate=2.5e-4)
+    else:
+        from trainers.a2c_vtrace import Args, train
+        run = Args(game=args.game, num_envs=args.num_envs, num_batches=4, device=args.device, output_dir=args.out,
+                   total_frames=10**9, max_minutes=args.minutes)
+    result = train(run)
+
+    rows = [r for r in csv.DictReader(open(Path(args.out) / "log.csv")) if r.get("episode_return") not in ("", "nan")]
+    reached = next((r for r in rows if float(r["episode_return"]) >= args.target), None)
+    summary = dict(trainer=args.trainer, game=args.game, minutes=args.minutes, num_envs=args.num_envs,
+                   device=args.device, machine=platform.processor() or platform.machine(), cpus=os.cpu_count(),
+                   frames=result["frames"], final_score=rows[-1]["episode_return"] if rows else None,
+                   best_score=max((float(r["episode_return"]) for r in rows), default=None),
+                   target=args.target, reached_after_minutes=float(reached["wall_time"]) / 60 if reached else None,
+                   reached_after_frames=int(float(reached["frames"])) if reached else None)
+    with open(Path(args.out) / "summary.json", "w") as f:
+        json.dump(summary, f, indent=1)
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
