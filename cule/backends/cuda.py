@@ -15,17 +15,14 @@ the tests check this path without a GPU.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 
 from .. import _core
 from ..errors import CudaUnavailableError
+from ..kernels import CORE_HEADERS, KERNEL_SOURCE, build_defines
 
 THREADS_PER_BLOCK = 64
-KERNEL_SOURCE = Path(__file__).resolve().parent.parent / "kernels" / "kernels.cu"
-CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
 
 
 def check_cuda(device: torch.device) -> None:
@@ -45,14 +42,6 @@ def check_cuda(device: torch.device) -> None:
                                    "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
 
 
-def _game_type(game: str) -> str:
-    """C++ name of a game's unit: the class in cule/cpp/games/list.inc."""
-    for line in (CORE_HEADERS / "games" / "list.inc").read_text().splitlines():
-        if line.startswith(f"CULE_GAME({game},"):
-            return line.split(",")[1].strip(" )")
-    raise ValueError(f"no game unit for {game!r}")
-
-
 class NvrtcLauncher:
     """cule_run / cule_gather compiled by NVRTC for one ROM, launched on torch's current stream."""
 
@@ -60,8 +49,7 @@ class NvrtcLauncher:
         import cupy
 
         self.device = device
-        options = ("-std=c++17", f"-I{CORE_HEADERS}", f"-DCULE_CART=cule::Cart{cart}",
-                   f"-DCULE_GAMES=cule::OneGame<cule::games::{_game_type(game)}>")
+        options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
         with cupy.cuda.Device(device.index or 0):
             module = cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=options, backend="nvrtc")
             self._run = module.get_function("cule_run")

@@ -1,0 +1,18 @@
+"""The CUDA kernels' source and what building them per ROM needs (used by the backend and the ptxas report)."""
+from pathlib import Path
+
+KERNEL_SOURCE = Path(__file__).resolve().parent / "kernels.cu"
+CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
+
+
+def game_type(game: str) -> str:
+    """C++ name of a game's unit: the class cule/cpp/games/list.inc lists for the ALE game id."""
+    for line in (CORE_HEADERS / "games" / "list.inc").read_text().splitlines():
+        if line.startswith(f"CULE_GAME({game},"):
+            return line.split(",")[1].strip(" )")
+    raise ValueError(f"no game unit for {game!r}: see cule.list_games()")
+
+
+def build_defines(cart: str, game: str) -> list[str]:
+    """The -D options that build kernels.cu for one mapper and one game."""
+    return [f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>"]

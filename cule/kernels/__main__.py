@@ -21,27 +21,18 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CORE = HERE.parent / "cpp"
+from cule.kernels import CORE_HEADERS, KERNEL_SOURCE, build_defines
 _LINE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _USED = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
-def game_type(game: str) -> str:
-    for line in (CORE / "games" / "list.inc").read_text().splitlines():
-        if line.startswith(f"CULE_GAME({game},"):
-            return line.split(",")[1].strip(" )")
-    raise SystemExit(f"unknown game {game!r}: see cule.list_games()")
-
-
 def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[dict]:
     """Runs nvcc -Xptxas -v for one architecture; returns one dict per kernel."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-Xptxas", "-v", "-c", str(HERE / "kernels.cu"), f"-I{CORE}",
-               f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>",
-               "-o", str(Path(tmp) / "kernels.o")]
+        cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-Xptxas", "-v", "-c", str(KERNEL_SOURCE), f"-I{CORE_HEADERS}",
+               *build_defines(cart, game), "-o", str(Path(tmp) / "kernels.o")]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
