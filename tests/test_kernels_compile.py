@@ -27,3 +27,20 @@ def test_kernels_compile_for_each_architecture():
             lines.append(f"{arch} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"
                          f"{r.get('spill_loads', 0)} B, stack {r.get('stack', 0)} B ({r['seconds']:.0f} s)")
     report("CUDA kernels: nvcc/ptxas per architecture (mapper 2K, pong)", "\n".join(lines))
+
+
+def test_kernel_source_changes_with_any_core_header(tmp_path, monkeypatch):
+    """CuPy's cache is keyed on the source text: a header edit must change that text."""
+    import cule.kernels as kernels
+
+    copy = tmp_path / "cpp"
+    shutil.copytree(kernels.CORE_HEADERS, copy, ignore=shutil.ignore_patterns("*.cpp"))
+    monkeypatch.setattr(kernels, "CORE_HEADERS", copy)
+    before = kernels.kernel_source()
+    assert before.endswith(kernels.KERNEL_SOURCE.read_text())
+    for header in (copy / "tia.hpp", copy / "games" / "list.inc"):
+        original = header.read_text()
+        header.write_text(original + "\n// edited\n")
+        assert kernels.kernel_source() != before, header.name
+        header.write_text(original)
+        assert kernels.kernel_source() == before

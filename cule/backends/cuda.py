@@ -20,7 +20,7 @@ import torch
 
 from .. import _core
 from ..errors import CudaUnavailableError
-from ..kernels import CORE_HEADERS, KERNEL_SOURCE, build_defines
+from ..kernels import CORE_HEADERS, build_defines, kernel_source
 
 THREADS_PER_BLOCK = 64
 
@@ -42,18 +42,22 @@ def check_cuda(device: torch.device) -> None:
                                    "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
 
 
+def compile_kernels(cart: str, game: str, device_index: int = 0):
+    """cule_run and cule_gather for one mapper and game, compiled by NVRTC (or read from CuPy's disk cache)."""
+    import cupy
+
+    options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
+    with cupy.cuda.Device(device_index):
+        module = cupy.RawModule(code=kernel_source(), options=options, backend="nvrtc")
+        return module.get_function("cule_run"), module.get_function("cule_gather")
+
+
 class NvrtcLauncher:
     """cule_run / cule_gather compiled by NVRTC for one ROM, launched on torch's current stream."""
 
     def __init__(self, cart: str, game: str, device: torch.device):
-        import cupy
-
         self.device = device
-        options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
-        with cupy.cuda.Device(device.index or 0):
-            module = cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=options, backend="nvrtc")
-            self._run = module.get_function("cule_run")
-            self._gather = module.get_function("cule_gather")
+        self._run, self._gather = compile_kernels(cart, game, device.index or 0)
 
     def _launch(self, kernel, count: int, args):
         import cupy

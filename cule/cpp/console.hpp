@@ -66,48 +66,65 @@ template <class Cart>
 struct ConsoleBus {
   Machine& m;
   const RomView& rom;
-  uint8_t* frame;  // the TIA's current frame buffer, or null to skip pixels
+  uint8_t* frame;         // the TIA's current frame buffer, or null to skip pixels
+  const Cpu6507& cpu;     // the CPU driving the bus (WSYNC looks at its last access)
+  // The clock, the data-bus latch and the stop flag belong to the bus while
+  // an instruction loop runs (write_back() returns them to m): any byte
+  // store into RAM or a frame may alias m, so kept in m they would be
+  // reloaded from memory after every store (on a GPU, an L1 round trip).
+  uint32_t cycles;
+  uint8_t data_bus;
+  uint8_t stop;
+
+  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, const Cpu6507& c)
+      : m(machine), rom(r), frame(f), cpu(c), cycles(machine.cycles), data_bus(machine.data_bus),
+        stop(machine.stop) {}
+  CULE_HD void write_back() {
+    m.cycles = cycles;
+    m.data_bus = data_bus;
+    m.stop = stop;
+  }
 
   CULE_HOT uint8_t peek(uint16_t address) {
     uint8_t v;
     if (address & 0x1000) {
-      v = Cart::peek(m.cart, rom.image, address, m.cycles);
+      v = Cart::peek(m.cart, rom.image, address, cycles);
     } else if (address & 0x0080) {
       if (address & 0x0200) {
         // Switches::read() runs only for SWCHB reads: it updates its byte.
         riot::Ports ports{m.controls.swcha, (address & 0x07) == 2 ? read_switches() : (uint8_t)0};
-        v = riot::peek(m.riot, address, m.cycles, ports);
+        v = riot::peek(m.riot, address, cycles, ports);
       } else {
         v = m.riot.ram[address & 0x7F];
       }
     } else {
-      v = tia::peek(m.tia, frame, address, m.cycles, m.data_bus, m.controls.tia);
+      v = tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
     }
-    m.data_bus = v;
-#ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(machine, address, value, is_write)
-    CULE_TRACE_ACCESS(m, address, v, false);
+    data_bus = v;
+#ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(bus, address, value, is_write)
+    CULE_TRACE_ACCESS(*this, address, v, false);
 #endif
     return v;
   }
 
   CULE_HOT void poke(uint16_t address, uint8_t v) {
     if (address & 0x1000) {
-      Cart::poke(m.cart, rom.image, address, v, m.cycles);
+      Cart::poke(m.cart, rom.image, address, v, cycles);
     } else if (address & 0x0080) {
-      if (address & 0x0200) riot::poke(m.riot, address, v, m.cycles);
+      if (address & 0x0200) riot::poke(m.riot, address, v, cycles);
       else m.riot.ram[address & 0x7F] = v;
     } else {
-      const tia::PokeResult r = tia::poke(m.tia, frame, address, v, m.cycles, m.cpu.last_access_was_read);
-      m.cycles += r.stall_cycles;
-      if (r.stop) m.stop = 1;
+      const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, cpu.last_access_was_read);
+      cycles += r.stall_cycles;
+      if (r.stop) stop = 1;
     }
-    m.data_bus = v;
+    data_bus = v;
 #ifdef CULE_TRACE_ACCESS
-    CULE_TRACE_ACCESS(m, address, v, true);
+    CULE_TRACE_ACCESS(*this, address, v, true);
 #endif
   }
 
-  CULE_HOT void tick(uint32_t n) { m.cycles += n; }
+  CULE_HOT void tick(uint32_t n) { cycles += n; }
 
   // Switches::read(): difficulty and colour bits change only on an event.
   CULE_HD uint8_t read_switches() {
@@ -153,8 +170,9 @@ CULE_HD void system_reset(Machine& m, const RomView& rom, const TiaConfig& tia_c
   if (buffers)
     for (uint32_t i = 0; i < 2u * tia_config.height * kScreenWidth; ++i) buffers[i] = 0;
   Cart::reset(m.cart, rng, m.cycles);
-  ConsoleBus<Cart> bus{m, rom, nullptr};
+  ConsoleBus<Cart> bus{m, rom, nullptr, m.cpu};
   cpu::reset(m.cpu, bus);
+  bus.write_back();
 }
 
 // TIA::startFrame: swap buffers and restart the clock on the current line.
@@ -172,8 +190,12 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers) {
   if (!m.tia.partial_frame) start_frame<Cart>(m);
   m.tia.partial_frame = 1;
   m.stop = 0;
-  ConsoleBus<Cart> bus{m, rom, current_buffer(m, buffers)};
-  for (uint32_t n = 0; n < kFrameInstructionBudget && !m.stop && !m.cpu.jammed; ++n) cpu::step(m.cpu, bus);
+  // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
+  Cpu6507 regs = m.cpu;
+  ConsoleBus<Cart> bus{m, rom, current_buffer(m, buffers), regs};
+  for (uint32_t n = 0; n < kFrameInstructionBudget && !bus.stop && !regs.jammed; ++n) cpu::step(regs, bus);
+  bus.write_back();
+  m.cpu = regs;
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
   if (m.tia.partial_frame) {
     if (!m.tia.frame_greyed) tia::grey_out(m.tia, bus.frame, m.cycles);

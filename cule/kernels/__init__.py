@@ -1,4 +1,5 @@
 """The CUDA kernels' source and what building them per ROM needs (used by the backend and the ptxas report)."""
+import hashlib
 from pathlib import Path
 
 KERNEL_SOURCE = Path(__file__).resolve().parent / "kernels.cu"
@@ -16,3 +17,16 @@ def game_type(game: str) -> str:
 def build_defines(cart: str, game: str) -> list[str]:
     """The -D options that build kernels.cu for one mapper and one game."""
     return [f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>"]
+
+
+def kernel_source() -> str:
+    """kernels.cu headed by a digest of the core headers it includes.
+
+    CuPy keys its disk cache on the source text and options only, so without
+    the digest a changed header would load a stale binary from the cache.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(CORE_HEADERS.rglob("*")):
+        if path.suffix in (".hpp", ".inc", ".h"):
+            digest.update(path.relative_to(CORE_HEADERS).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"// cule core headers {digest.hexdigest()}\n" + KERNEL_SOURCE.read_text()

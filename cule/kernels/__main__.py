@@ -1,4 +1,11 @@
-"""python -m cule.kernels --report: compiles the CUDA kernels with nvcc and prints ptxas's resource use.
+"""python -m cule.kernels --report | --precompile GAME...: the CUDA kernels' build report, or a warm cache.
+
+--precompile compiles the kernels of the named games (or "all") with NVRTC
+into CuPy's disk cache, several at a time, so that the first
+``AtariVectorEnv(game, n, device="cuda")`` does not wait ~40 s per game.
+Needs a GPU and cupy (the cache is per architecture).
+
+--report:
 
 For each architecture (default sm_70, sm_80, sm_90) and kernel (cule_run,
 cule_gather), the registers per thread, spill stores and loads (bytes) and
@@ -9,10 +16,12 @@ as the kernels' compile check. Needs nvcc (the CUDA toolkit), not a GPU.
 
     python -m cule.kernels --report
     python -m cule.kernels --report --arch sm_80 --cart F8 --game breakout
+    python -m cule.kernels --precompile pong breakout --jobs 8
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -64,10 +73,40 @@ def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[
     return rows
 
 
+def precompile(games: list[str], jobs: int) -> None:
+    """Fills CuPy's kernel cache for `games`, `jobs` NVRTC compiles at a time (one process each)."""
+    import concurrent.futures
+
+    import cule
+
+    games = cule.list_games() if games == ["all"] else games
+    code = ("import sys; from cule.backends.cuda import compile_kernels; from cule.roms import load_rom; "
+            "compile_kernels(load_rom(sys.argv[1]).bankswitch, sys.argv[1])")
+
+    def one(game: str) -> tuple[str, float, subprocess.CompletedProcess]:
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code, game], capture_output=True, text=True)
+        return game, time.perf_counter() - t0, done
+
+    t0, failed = time.perf_counter(), []
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for game, seconds, done in pool.map(one, games):
+            print(f"{game:24s} {seconds:6.1f} s{'' if done.returncode == 0 else '  FAILED'}", flush=True)
+            if done.returncode != 0:
+                failed.append(game)
+                sys.stderr.write(done.stderr[-4000:])
+    print(f"{len(games) - len(failed)} of {len(games)} game(s) compiled in {time.perf_counter() - t0:.0f} s")
+    if failed:
+        raise SystemExit(f"NVRTC failed for {', '.join(failed)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cule.kernels", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", action="store_true", help="compile and print ptxas's figures (the only action)")
+    parser.add_argument("--report", action="store_true", help="compile with nvcc and print ptxas's figures")
+    parser.add_argument("--precompile", nargs="+", metavar="GAME",
+                        help="fill CuPy's NVRTC cache for these games ('all': every game); needs a GPU")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="--precompile: compiles at a time")
     parser.add_argument("--arch", nargs="+", default=["sm_70", "sm_75", "sm_80", "sm_90"],
                         help="GPU architectures (one this nvcc no longer supports, e.g. sm_70 on CUDA 13, is listed "
                              "as such, not an error)")
@@ -75,8 +114,10 @@ def main() -> None:
     parser.add_argument("--game", default="pong", help="ALE game id the kernels are built for")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
     args = parser.parse_args()
+    if args.precompile:
+        return precompile(args.precompile, max(1, args.jobs))
     if not args.report:
-        parser.error("nothing to do: pass --report")
+        parser.error("nothing to do: pass --report or --precompile")
     if not shutil.which(args.nvcc):
         raise SystemExit("nvcc not found: install the CUDA toolkit (only this report needs it; "
                          "device='cuda' compiles with NVRTC through CuPy)")

@@ -70,6 +70,7 @@ struct Games {
 #undef CULE_GAME
     }
   }
+#if !defined(__CUDACC_RTC__)  // host-only (set-up): NVRTC rejects unannotated functions
   static void paddle_range(uint8_t id, int32_t& lo, int32_t& hi) {
     switch (id) {
 #define CULE_GAME(id, Type) case (uint8_t)GameId::id: lo = games::Type::kPaddleMin; hi = games::Type::kPaddleMax; return;
@@ -77,6 +78,7 @@ struct Games {
 #undef CULE_GAME
     }
   }
+#endif
 };
 
 // The same interface for one game known at compile time: the CUDA kernels

@@ -1,0 +1,73 @@
+"""cule's CUDA backend: frames per second and per-kernel GPU time against the number of environments.
+
+Random actions, ale-py's default preprocessing (84x84 grey, stack 4,
+frameskip 4), a few warm-up steps, then the mean over timed steps of the
+whole step (wall clock, synchronised) and of each kernel (CUDA events).
+Needs a GPU, a CUDA build of torch and cupy (pip install -e ".[cuda]").
+
+    python benchmarks/gpu_scale.py --games pong breakout --envs 1024 4096 16384 32768
+    python -m cule.kernels --precompile pong breakout   # first: compile the kernels in parallel
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+import cule
+
+
+def measure(game: str, n: int, warmup: int, steps: int) -> dict:
+    env = cule.AtariVectorEnv(game, n, device="cuda")
+    env.reset(seed=0)
+    launcher, events = env._device.launcher, {"run": [], "gather": []}
+    for name in events:  # time each launch with CUDA events on the current stream
+        launch = getattr(launcher, name)
+
+        def timed(*args, _launch=launch, _name=name):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            _launch(*args)
+            end.record()
+            events[_name].append((start, end))
+        setattr(launcher, name, timed)
+    actions = torch.randint(0, env.single_action_space.n, (warmup + steps, n), device="cuda")
+    for k in range(warmup):
+        env.step(actions[k])
+    torch.cuda.synchronize()
+    for v in events.values():
+        v.clear()
+    t0 = time.perf_counter()
+    for k in range(warmup, warmup + steps):
+        env.step(actions[k])
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    ms = {k: sum(s.elapsed_time(e) for s, e in v) / len(v) for k, v in events.items()}
+    env.close()
+    return dict(game=game, envs=n, fps=steps * 4 * n / seconds, step_ms=1e3 * seconds / steps,
+                run_ms=ms["run"], gather_ms=ms["gather"], device=torch.cuda.get_device_name())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="+", default=["pong"], help="ALE game ids")
+    parser.add_argument("--envs", nargs="+", type=int, default=[1024, 4096, 16384], help="environment counts")
+    parser.add_argument("--warmup", type=int, default=4, help="untimed steps first")
+    parser.add_argument("--steps", type=int, default=12, help="timed steps (x4 frames x envs = frames counted)")
+    parser.add_argument("--out", help="append the rows to this JSON-lines file")
+    args = parser.parse_args()
+    for game in args.games:
+        for n in args.envs:
+            row = measure(game, n, args.warmup, args.steps)
+            print(f"{game:16s} {n:7d} envs {row['fps']:12,.0f} frames/s  step {row['step_ms']:8.1f} ms  "
+                  f"cule_run {row['run_ms']:8.1f} ms  cule_gather {row['gather_ms']:6.2f} ms", flush=True)
+            if args.out:
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
