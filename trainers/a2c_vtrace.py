@@ -22,11 +22,11 @@ from trainers.common import vtrace
 from trainers.common.args import parse
 from trainers.common.envs import make_env
 from trainers.common.logger import Logger
-from trainers.common.run import CommonArgs, Run
+from trainers.common.run import ActorCriticArgs, Run
 
 
 @dataclass
-class Args(CommonArgs):
+class Args(ActorCriticArgs):
     """A2C + V-trace on an Atari game with cule."""
     output_dir: str = field(default="runs/a2c_vtrace", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_batches: int = field(default=4, metadata={"help": "batches that step and update in turn (1: plain A2C)"})

@@ -20,11 +20,11 @@ from trainers.common import gae
 from trainers.common.args import parse
 from trainers.common.envs import make_env
 from trainers.common.logger import Logger
-from trainers.common.run import CommonArgs, Run
+from trainers.common.run import ActorCriticArgs, Run
 
 
 @dataclass
-class Args(CommonArgs):
+class Args(ActorCriticArgs):
     """PPO on an Atari game with cule."""
     output_dir: str = field(default="runs/ppo", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_steps: int = field(default=128, metadata={"help": "steps per environment per update"})

@@ -9,10 +9,13 @@ import dataclasses
 import typing
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults after each flag's help, and the description (a trainer's docstring) kept as written."""
+
+
 def parse(cls, argv: list[str] | None = None, description: str | None = None):
     """Builds cls from the command line; `--help` lists every field with its help and default."""
-    parser = argparse.ArgumentParser(description=description or cls.__doc__,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(description=description or cls.__doc__, formatter_class=_Formatter)
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")

@@ -11,9 +11,15 @@ import torch
 class SideTask:
     """The sanity task: the frame shows a bright block on the left or the right half; action 0 is right for
     left, 1 for right. One-step episodes, reward 1 for the right answer, 0 otherwise: a policy that reads the
-    pixels reaches a mean return near 1, chance is 0.5."""
+    pixels reaches a mean return near 1, chance is 0.5.
+
+    Every observation is an episode's first, so, as in AtariVectorEnv's stack after a reset, only the newest
+    of its 4 frames is drawn and the older three are zeros (a replay that rebuilds stacks from single
+    frames gives back exactly what the agent saw). The step that ends an episode already returns the next
+    one's first observation: there is no reset-only step as with NextStep autoreset."""
 
     frameskip = 1
+    same_step_reset = True
 
     def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int = 0):
         self.num_envs = num_envs
@@ -26,8 +32,8 @@ class SideTask:
         self.side = torch.randint(0, 2, (self.num_envs,), generator=self.generator, device=self.device)
         obs = torch.zeros(self.num_envs, 4, 84, 84, dtype=torch.uint8, device=self.device)
         left = self.side == 0
-        obs[left, :, 20:60, 5:35] = 255
-        obs[~left, :, 20:60, 49:79] = 255
+        obs[left, -1, 20:60, 5:35] = 255
+        obs[~left, -1, 20:60, 49:79] = 255
         return obs
 
     def reset(self, seed: int | None = None):

@@ -16,8 +16,11 @@ from torch.distributions import Categorical
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str = "cpu", seed: int = 12345,
              noops: bool = False, greedy: bool = False, video: str | Path | None = None,
-             max_frames: int = 108_000) -> list[float]:
+             max_frames: int = 108_000, act=None) -> list[float]:
     """Scores of `episodes` episodes, played in parallel (one environment each).
+
+    `act`: obs [N, 4, 84, 84] -> actions [N] (a Q-network's policy); by default the actor-critic's
+    policy is sampled (its argmax with `greedy`).
 
     With `video`, the first environment's RGB frames are written as an
     animated GIF there (Pillow).
@@ -31,8 +34,11 @@ def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str 
     running = torch.ones(episodes, dtype=torch.bool, device=device)
     frames = []
     while bool(running.any()):
-        logits, _ = model(obs)
-        action = logits.argmax(-1) if greedy else Categorical(logits=logits).sample()
+        if act is not None:
+            action = act(obs)
+        else:
+            logits, _ = model(obs)
+            action = logits.argmax(-1) if greedy else Categorical(logits=logits).sample()
         obs, reward, terminated, truncated, _ = env.step(action)
         returns += reward.float() * running
         running &= ~(terminated | truncated)

@@ -1,5 +1,8 @@
-"""Networks for Atari: the Nature DQN torso (Mnih et al. 2015) with policy and value heads."""
+"""Networks for Atari: convolutional torsos (Nature DQN, IMPALA) with actor-critic heads (PPO, A2C) or
+Q-value heads (Rainbow: dueling, distributional, noisy)."""
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
@@ -9,6 +12,24 @@ def _init(layer: nn.Module, gain: float = 2 ** 0.5) -> nn.Module:
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
     return layer
+
+
+def nature_torso(in_channels: int) -> nn.Sequential:
+    """Nature DQN's convolutions (32 8x8/4, 64 4x4/2, 64 3x3/1, ReLU), flattened: [B, C, 84, 84] -> [B, 3136]."""
+    return nn.Sequential(
+        _init(nn.Conv2d(in_channels, 32, 8, stride=4)), nn.ReLU(),
+        _init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
+        _init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten())
+
+
+def impala_torso(in_channels: int) -> nn.Sequential:
+    """IMPALA's three stages of conv 3x3 + max-pool 3x3/2 + two residual blocks (16, 32, 32 channels), flattened."""
+    layers, c = [], in_channels
+    for out in (16, 32, 32):
+        layers += [nn.Conv2d(c, out, 3, padding=1), nn.MaxPool2d(3, stride=2, padding=1),
+                   _ResidualBlock(out), _ResidualBlock(out)]
+        c = out
+    return nn.Sequential(*layers, nn.ReLU(), nn.Flatten())
 
 
 class _ActorCritic(nn.Module):
@@ -38,11 +59,7 @@ class NatureCNN(_ActorCritic):
     """
 
     def __init__(self, in_channels: int, num_actions: int, height: int = 84, width: int = 84):
-        torso = nn.Sequential(
-            _init(nn.Conv2d(in_channels, 32, 8, stride=4)), nn.ReLU(),
-            _init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
-            _init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten())
-        super().__init__(torso, in_channels, num_actions, 512, height, width)
+        super().__init__(nature_torso(in_channels), in_channels, num_actions, 512, height, width)
 
 
 class _ResidualBlock(nn.Module):
@@ -61,16 +78,96 @@ class ImpalaCNN(_ActorCritic):
     uint8 frames [B, C, H, W] -> (logits [B, A], value [B])."""
 
     def __init__(self, in_channels: int, num_actions: int, height: int = 84, width: int = 84):
-        layers, c = [], in_channels
-        for out in (16, 32, 32):
-            layers += [nn.Conv2d(c, out, 3, padding=1), nn.MaxPool2d(3, stride=2, padding=1),
-                       _ResidualBlock(out), _ResidualBlock(out)]
-            c = out
-        super().__init__(nn.Sequential(*layers, nn.ReLU(), nn.Flatten()), in_channels, num_actions, 256, height,
-                         width)
+        super().__init__(impala_torso(in_channels), in_channels, num_actions, 256, height, width)
 
 
 NETWORKS = {"nature": NatureCNN, "impala": ImpalaCNN}
+TORSOS = {"nature": (nature_torso, 512), "impala": (impala_torso, 256)}
+
+
+class NoisyLinear(nn.Module):
+    """A linear layer with factorised Gaussian noise on its weights (Fortunato et al. 2018, section 3.2).
+
+    y = (mu_w + sigma_w * (f(e_out) f(e_in)^T)) x + mu_b + sigma_b * f(e_out), f(x) = sgn(x) sqrt(|x|);
+    mu ~ U[-1/sqrt(p), 1/sqrt(p)], sigma = sigma0 / sqrt(p) at initialisation, p = in_features.
+    The noise stays fixed until reset_noise(); in eval() mode the layer uses the means only.
+    """
+
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+        super().__init__()
+        bound = 1 / math.sqrt(in_features)
+        self.weight_mu = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
+        self.bias_mu = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
+        self.register_buffer("eps_in", torch.zeros(in_features))
+        self.register_buffer("eps_out", torch.zeros(out_features))
+        self.reset_noise()
+
+    @staticmethod
+    def _f(x: torch.Tensor) -> torch.Tensor:
+        return x.sign() * x.abs().sqrt()
+
+    @torch.no_grad()
+    def reset_noise(self) -> None:
+        self.eps_in.copy_(self._f(torch.randn_like(self.eps_in)))
+        self.eps_out.copy_(self._f(torch.randn_like(self.eps_out)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training:
+            return nn.functional.linear(x, self.weight_mu, self.bias_mu)
+        weight = self.weight_mu + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
+        return nn.functional.linear(x, weight, self.bias_mu + self.bias_sigma * self.eps_out)
+
+
+class QNetwork(nn.Module):
+    """uint8 frames [B, C, 84, 84] -> (Q-values [B, A], log-probabilities [B, A, N] or None).
+
+    A torso ('nature' or 'impala') then, per switch:
+    - dueling (Wang et al. 2016, eq. 9): a value stream and an advantage stream,
+      Q = V + A - mean_a A (per atom when distributional);
+    - distributional, atoms N > 1 (Bellemare et al. 2017): each action's output is a
+      softmax over the support v_min .. v_max, Q = sum_i z_i p_i;
+    - noisy (Fortunato et al. 2018): NoisyLinear in the heads instead of nn.Linear.
+    Every head has one hidden layer (512 units for the Nature torso, 256 for IMPALA's).
+    """
+
+    def __init__(self, in_channels: int, num_actions: int, torso: str = "nature", dueling: bool = True,
+                 atoms: int = 51, v_min: float = -10.0, v_max: float = 10.0, noisy: bool = True,
+                 sigma0: float = 0.5, height: int = 84, width: int = 84):
+        super().__init__()
+        if torso not in TORSOS:
+            raise ValueError(f"--network must be one of {sorted(TORSOS)}, got {torso!r}")
+        if atoms < 1:
+            raise ValueError(f"atoms must be >= 1 (1: expected values, no distribution), got {atoms}")
+        build, hidden = TORSOS[torso]
+        self.torso = build(in_channels)
+        with torch.no_grad():
+            flat = self.torso(torch.zeros(1, in_channels, height, width)).shape[1]
+        self.num_actions, self.atoms, self.dueling = num_actions, atoms, dueling
+
+        def linear(i: int, o: int) -> nn.Module:
+            return NoisyLinear(i, o, sigma0) if noisy else nn.Linear(i, o)
+
+        self.advantage = nn.Sequential(linear(flat, hidden), nn.ReLU(), linear(hidden, num_actions * atoms))
+        self.value = nn.Sequential(linear(flat, hidden), nn.ReLU(), linear(hidden, atoms)) if dueling else None
+        self.register_buffer("support", torch.linspace(v_min, v_max, atoms) if atoms > 1 else torch.zeros(1))
+
+    def reset_noise(self) -> None:
+        """New noise in every NoisyLinear (no-op without noisy layers)."""
+        for m in self.modules():
+            if isinstance(m, NoisyLinear):
+                m.reset_noise()
+
+    def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        h = self.torso(frames.float() / 255.0)
+        out = self.advantage(h).view(-1, self.num_actions, self.atoms)
+        if self.dueling:
+            out = self.value(h).view(-1, 1, self.atoms) + out - out.mean(1, keepdim=True)
+        if self.atoms == 1:
+            return out.squeeze(-1), None
+        log_probs = out.log_softmax(-1)
+        return (log_probs.exp() * self.support).sum(-1), log_probs
 
 
 def network(name: str) -> type[nn.Module]:

@@ -30,8 +30,6 @@ class CommonArgs:
     learning_rate: float = field(default=5e-4, metadata={"help": "Adam learning rate (CuLE Table 4)"})
     adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (CuLE Table 4)"})
     gamma: float = field(default=0.99, metadata={"help": "discount"})
-    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
-    vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
     checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
@@ -41,20 +39,33 @@ class CommonArgs:
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
-class Run:
-    """Seeds, the network and its optimizer (restored with the counters on --resume), checkpoints, budget."""
+@dataclass
+class ActorCriticArgs(CommonArgs):
+    """CommonArgs plus the loss weights of the actor-critic trainers (PPO, A2C)."""
+    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
+    vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
 
-    def __init__(self, args: CommonArgs, num_actions: int):
+
+class Run:
+    """Seeds, the network and its optimizer (restored with the counters on --resume), checkpoints, budget.
+
+    The network is args.network's actor-critic unless the trainer passes its own `model` (Rainbow's
+    Q-network). A trainer's own state (a target network, counters) goes into `end_of_update(extra=...)`
+    and comes back on --resume as `self.extra`.
+    """
+
+    def __init__(self, args: CommonArgs, num_actions: int, model: torch.nn.Module | None = None):
         self.args = args
         self.device = torch.device(args.device)
-        self.model = network(args.network)(4, num_actions).to(self.device)
+        self.model = (model if model is not None else network(args.network)(4, num_actions)).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
-        self.start_update, self.frames = 0, 0
+        self.start_update, self.frames, self.extra = 0, 0, {}
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None
         if state is not None:
             self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
             self.start_update, self.frames = state["update"], state["frames"]
+            self.extra = state.get("extra", {})
             torch.set_rng_state(state["torch_rng"])
         self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
 
@@ -70,20 +81,27 @@ class Run:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
         self.optimizer.step()
 
-    def end_of_update(self, update: int, num_updates: int) -> bool:
-        """Checkpoints when due; returns True when the wall-clock budget is spent (checkpoint written)."""
+    def end_of_update(self, update: int, num_updates: int, extra=None) -> bool:
+        """Checkpoints when due; returns True when the wall-clock budget is spent (checkpoint written).
+
+        `extra`: the trainer's own state, a dict or a function returning one (called only when saving).
+        """
         out_of_time = self.deadline is not None and time.perf_counter() > self.deadline
         if (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time:
             checkpoint.save(self.args.output_dir, dict(
                 model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
-                frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args)))
+                frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
+                extra=(extra() if callable(extra) else extra) or {}))
         return out_of_time
 
-    def finish(self, log, result: dict) -> None:
-        """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve."""
+    def finish(self, log, result: dict, act=None) -> None:
+        """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve.
+
+        `act`: obs -> actions for the evaluation (default: sample the actor-critic's policy).
+        """
         args = self.args
         if args.eval_episodes and args.game != "sanity":
-            scores = evaluate(self.model, args.game, args.eval_episodes, args.device,
+            scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
                               video=f"{args.output_dir}/agent.gif" if args.video else None)
             result["eval_return"] = sum(scores) / len(scores)
             log.log(self.frames, eval_return=result["eval_return"])
