@@ -101,3 +101,35 @@ def test_gae_equals_the_explicit_sum(gamma, lam):
                 weight *= gamma * lam
             assert abs(adv[s, b].item() - total) < 1e-10
     torch.testing.assert_close(ret, adv + v)
+
+
+def _splitmix64_naive(x: int) -> int:
+    """splitmix64's finaliser on Python ints (Vigna), the reference for trainers.common.sampling."""
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def test_counter_sampler_matches_splitmix64_and_the_policy():
+    from trainers.common import sampling
+
+    seed, step, ids, num = 7, 123, torch.tensor([0, 5, 1000, 2 ** 40]), 3
+    got = sampling.uniforms(seed, step, ids, num)
+    base = _splitmix64_naive((_splitmix64_naive(seed) + step) & ((1 << 64) - 1))
+    for i, e in enumerate(ids.tolist()):
+        for a in range(num):
+            bits = _splitmix64_naive((base + e * num + a) & ((1 << 64) - 1)) >> 11
+            assert got[i, a].item() == (bits + 0.5) / 2.0 ** 53
+    # batching does not matter: a slice of the envs draws what the whole batch draws for them
+    logits = torch.randn(64, 6)
+    ids = torch.arange(64)
+    whole = sampling.sample(logits, ids, 9, seed)
+    assert torch.equal(torch.cat([sampling.sample(logits[:32], ids[:32], 9, seed),
+                                  sampling.sample(logits[32:], ids[32:], 9, seed)]), whole)
+    # frequencies follow softmax(logits): 20,000 steps of one env
+    probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
+    draws = torch.stack([sampling.sample(probs.log()[None], torch.tensor([3]), t, seed) for t in range(20_000)])
+    freq = torch.bincount(draws.flatten(), minlength=4).double() / 20_000
+    assert torch.allclose(freq, probs.double(), atol=0.01), freq

@@ -20,6 +20,8 @@ from torch.distributions import Categorical
 
 from trainers.common import vtrace
 from trainers.common.args import parse
+from trainers.common.distributed import Dist
+from trainers.common import sampling
 from trainers.common.envs import make_env
 from trainers.common.logger import Logger
 from trainers.common.run import ActorCriticArgs, Run
@@ -49,21 +51,27 @@ class Rollout:
 
 def train(args: Args) -> dict:
     """Runs A2C + V-trace; returns the final figures."""
-    if args.num_envs % args.num_batches:
-        raise ValueError(f"num_envs ({args.num_envs}) must be a multiple of num_batches ({args.num_batches})")
+    ranks = Dist(args)  # under torchrun: this rank's share of every batch, on its own GPU
+    if ranks.local_envs(args.num_envs) % args.num_batches:
+        raise ValueError(f"num_envs per process ({ranks.local_envs(args.num_envs)}) must be a multiple of "
+                         f"num_batches ({args.num_batches})")
     device = torch.device(args.device)
     Run.seed(args.seed)
-    B, T = args.num_envs // args.num_batches, args.num_steps
-    envs = [make_env(args.game, B, args.device, args.seed + 1000 * k, args.num_threads) for k in range(args.num_batches)]
-    run = Run(args, envs[0].n_actions)
+    B, T = ranks.local_envs(args.num_envs) // args.num_batches, args.num_steps
+    # Batch k's envs, over all ranks, are seeded seed + 1000 k + 0..(B x ranks - 1); this rank's from first.
+    first = ranks.rank * B
+    envs = [make_env(args.game, B, args.device, args.seed + 1000 * k + first, args.num_threads)
+            for k in range(args.num_batches)]
+    env_ids = [1000 * k + first + torch.arange(B, device=device) for k in range(args.num_batches)]
+    run = Run(args, envs[0].n_actions, dist=ranks)
     model = run.model
-    frames_per_update = B * T * envs[0].frameskip
+    frames_per_update = B * ranks.world * T * envs[0].frameskip
     num_updates = max(1, args.total_frames // frames_per_update)
     start_update = run.start_update
-    log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=not args.quiet)
+    log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
 
     rollouts = [Rollout(T, B, device) for _ in envs]
-    obs = [env.reset(seed=args.seed + 1000 * k + start_update)[0] for k, env in enumerate(envs)]
+    obs = [env.reset(seed=args.seed + 1000 * k + first + start_update)[0] for k, env in enumerate(envs)]
     episode_return = [torch.zeros(B, device=device) for _ in envs]
     finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
     recent, result, loss = [], {}, torch.zeros(())
@@ -89,9 +97,9 @@ def train(args: Args) -> dict:
         for t in range(T):
             with torch.no_grad():
                 logits, _ = model(ro.obs[t])
-                dist = Categorical(logits=logits)
-                action = dist.sample()
-            ro.actions[t], ro.behaviour_logp[t] = action, dist.log_prob(action)
+                # drawn per (seed, step, global env id): the same actions however the envs are split over ranks
+                action = sampling.sample(logits, env_ids[k], update * T + t, args.seed)
+            ro.actions[t], ro.behaviour_logp[t] = action, Categorical(logits=logits).log_prob(action)
             next_obs, reward, terminated, truncated, _ = envs[k].step(action)
             done = terminated | truncated
             ro.rewards[t], ro.dones[t], ro.obs[t + 1] = torch.sign(reward.float()), done, next_obs
@@ -105,6 +113,7 @@ def train(args: Args) -> dict:
         completed = update + 1
 
         if k == args.num_batches - 1 or update + 1 == num_updates:  # logging scalars: the only host transfers
+            ranks.sum_(finished_sum, finished_count)
             count = int(finished_count.item())
             if count:
                 recent.append(finished_sum.item() / count)
@@ -118,7 +127,7 @@ def train(args: Args) -> dict:
     run.finish(log, result)
     for env in envs:
         env.close()
-    result.update(frames=run.frames, update=completed, recent_returns=recent)
+    result.update(frames=run.frames, update=completed, recent_returns=recent, model=model)
     return result
 
 

@@ -18,6 +18,7 @@ from torch.distributions import Categorical
 
 from trainers.common import gae
 from trainers.common.args import parse
+from trainers.common.distributed import Dist
 from trainers.common.envs import make_env
 from trainers.common.logger import Logger
 from trainers.common.run import ActorCriticArgs, Run
@@ -38,17 +39,19 @@ class Args(ActorCriticArgs):
 
 def train(args: Args) -> dict:
     """Runs PPO; returns the final figures (frames, updates, mean return of the last episodes)."""
+    ranks = Dist(args)  # under torchrun: this rank's share of the envs, on its own GPU
     device = torch.device(args.device)
     Run.seed(args.seed)
-    env = make_env(args.game, args.num_envs, args.device, args.seed, args.num_threads)
-    run = Run(args, env.n_actions)
+    first_env = args.seed + ranks.first_env(args.num_envs)
+    env = make_env(args.game, ranks.local_envs(args.num_envs), args.device, first_env, args.num_threads)
+    run = Run(args, env.n_actions, dist=ranks)
     model, optimizer = run.model, run.optimizer
     frames_per_update = args.num_envs * args.num_steps * env.frameskip
     num_updates = max(1, args.total_frames // frames_per_update)
     start_update = run.start_update
-    log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=not args.quiet)
+    log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
 
-    n, T = args.num_envs, args.num_steps
+    n, T = ranks.local_envs(args.num_envs), args.num_steps
     obs_buf = torch.zeros((T, n, 4, 84, 84), dtype=torch.uint8, device=device)
     actions = torch.zeros((T, n), dtype=torch.long, device=device)
     logprobs, rewards, values = (torch.zeros((T, n), device=device) for _ in range(3))
@@ -59,7 +62,7 @@ def train(args: Args) -> dict:
     finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
     recent = []
 
-    obs, _ = env.reset(seed=args.seed + start_update)
+    obs, _ = env.reset(seed=first_env + start_update)
     after_done = torch.zeros(n, dtype=torch.bool, device=device)  # NextStep: this step only resets
     result = {}
     for update in range(start_update, num_updates):
@@ -117,6 +120,7 @@ def train(args: Args) -> dict:
                 run.step_grads(loss)
 
         # Host transfers: a few logging scalars per update.
+        ranks.sum_(finished_sum, finished_count)
         count = int(finished_count.item())
         if count:
             recent.append(finished_sum.item() / count)
@@ -130,7 +134,7 @@ def train(args: Args) -> dict:
             break
     run.finish(log, result)
     env.close()
-    result["recent_returns"] = recent
+    result.update(recent_returns=recent, model=model)
     return result
 
 

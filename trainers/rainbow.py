@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from trainers.common.args import parse
+from trainers.common.distributed import Dist
 from trainers.common.envs import make_env
 from trainers.common.logger import Logger
 from trainers.common.models import QNetwork
@@ -175,14 +176,17 @@ class ActorPriorities:
 
 def train(args: Args) -> dict:
     """Runs Rainbow / Ape-X; returns the final figures (frames, vector steps, gradient steps, returns)."""
+    ranks = Dist(args)  # under torchrun: this rank's actors, replay and learner replica, on its own GPU
     device = torch.device(args.device)
     Run.seed(args.seed)
-    env = make_env(args.game, args.num_envs, args.device, args.seed, args.num_threads)
-    B, A = args.num_envs, env.n_actions
+    first_env = ranks.first_env(args.num_envs)
+    B = ranks.local_envs(args.num_envs)
+    env = make_env(args.game, B, args.device, args.seed + first_env, args.num_threads)
+    A = env.n_actions
     same_step = getattr(env, "same_step_reset", False)
     model = QNetwork(4, A, args.network, args.dueling, args.atoms, args.v_min, args.v_max, args.noisy,
                      args.noisy_sigma0)
-    run = Run(args, A, model)
+    run = Run(args, A, model, dist=ranks)
     model = run.model
     target = copy.deepcopy(model)
     if "target" in run.extra:
@@ -193,13 +197,14 @@ def train(args: Args) -> dict:
     replay = FrameReplay(args.buffer_size, B, args.n_step, args.gamma,
                          args.priority_alpha if args.prioritized else 0.0, device=device)
     actor_priorities = ActorPriorities(args, B, device) if args.apex else None
-    frames_per_step = B * env.frameskip
+    frames_per_step = B * ranks.world * env.frameskip
     num_steps = max(1, args.total_frames // frames_per_step)
     start = run.start_update
     grad_steps, credit = run.extra.get("grad_steps", 0), run.extra.get("credit", 0.0)
-    log = Logger(args.output_dir, num_steps * frames_per_step, run.frames, enabled=not args.quiet)
-    learning_starts = min(args.learning_starts, num_steps * B // 2)
-    eps_apex = apex_epsilons(B, args.apex_epsilon, args.apex_alpha).to(device)
+    log = Logger(args.output_dir, num_steps * frames_per_step, run.frames, enabled=run.logging)
+    learning_starts = min(args.learning_starts, num_steps * B * ranks.world // 2)  # transitions, all ranks
+    # eps_i over all ranks' envs: this rank acts with its slice
+    eps_apex = apex_epsilons(args.num_envs, args.apex_epsilon, args.apex_alpha)[first_env:first_env + B].to(device)
 
     def epsilon(frames: int) -> torch.Tensor | float:
         if args.apex:
@@ -209,7 +214,7 @@ def train(args: Args) -> dict:
         decay = min(1.0, frames / max(args.epsilon_decay_frames, 1))
         return args.epsilon_start + decay * (args.epsilon_end - args.epsilon_start)
 
-    obs, _ = env.reset(seed=args.seed + start)
+    obs, _ = env.reset(seed=args.seed + first_env + start)
     first = torch.ones(B, dtype=torch.bool, device=device)  # obs is its episode's first (older frames zero)
     valid = torch.ones(B, dtype=torch.bool, device=device)  # False: obs ended an episode, this step only resets
     episode_return = torch.zeros(B, device=device)
@@ -240,7 +245,7 @@ def train(args: Args) -> dict:
         obs = next_obs
         run.frames += frames_per_step
 
-        if replay.written * B >= learning_starts and replay.written > args.n_step + 1:  # some rows complete
+        if replay.written * B * ranks.world >= learning_starts and replay.written > args.n_step + 1:  # some rows complete
             credit += B / args.env_steps_per_update
             beta = args.priority_beta + (1 - args.priority_beta) * min(1.0, run.frames / args.total_frames)
             while credit >= 1:
@@ -260,6 +265,7 @@ def train(args: Args) -> dict:
         completed = step + 1
 
         if (step + 1) % args.log_every == 0 or step + 1 == num_steps:  # the only host transfers
+            ranks.sum_(finished_sum, finished_count)
             count = int(finished_count.item())
             if count:
                 recent.append(finished_sum.item() / count)
@@ -286,7 +292,7 @@ def train(args: Args) -> dict:
 
     run.finish(log, result, act=act)
     env.close()
-    result.update(frames=run.frames, update=completed, grad_steps=grad_steps, recent_returns=recent)
+    result.update(frames=run.frames, update=completed, grad_steps=grad_steps, recent_returns=recent, model=model)
     return result
 
 

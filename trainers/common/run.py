@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from trainers.common import checkpoint
+from trainers.common.distributed import Dist
 from trainers.common.evaluate import evaluate, plot_curve
 from trainers.common.models import network
 
@@ -54,8 +55,10 @@ class Run:
     and comes back on --resume as `self.extra`.
     """
 
-    def __init__(self, args: CommonArgs, num_actions: int, model: torch.nn.Module | None = None):
+    def __init__(self, args: CommonArgs, num_actions: int, model: torch.nn.Module | None = None,
+                 dist: Dist | None = None):
         self.args = args
+        self.dist = dist or Dist()
         self.device = torch.device(args.device)
         self.model = (model if model is not None else network(args.network)(4, num_actions)).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
@@ -67,7 +70,13 @@ class Run:
             self.start_update, self.frames = state["update"], state["frames"]
             self.extra = state.get("extra", {})
             torch.set_rng_state(state["torch_rng"])
+        self.dist.broadcast_(self.model)  # torchrun: every rank starts from rank 0's weights
         self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
+
+    @property
+    def logging(self) -> bool:
+        """Whether this process writes logs (rank 0, unless --quiet)."""
+        return not self.args.quiet and self.dist.main
 
     @staticmethod
     def seed(seed: int) -> None:
@@ -78,6 +87,7 @@ class Run:
     def step_grads(self, loss: torch.Tensor) -> None:
         self.optimizer.zero_grad()
         loss.backward()
+        self.dist.average_grads_(self.model.parameters())
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
         self.optimizer.step()
 
@@ -86,8 +96,9 @@ class Run:
 
         `extra`: the trainer's own state, a dict or a function returning one (called only when saving).
         """
-        out_of_time = self.deadline is not None and time.perf_counter() > self.deadline
-        if (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time:
+        out_of_time = self.dist.agree(self.deadline is not None and time.perf_counter() > self.deadline, self.device)
+        due = (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time
+        if due and self.dist.main:
             checkpoint.save(self.args.output_dir, dict(
                 model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
                 frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
@@ -100,7 +111,7 @@ class Run:
         `act`: obs -> actions for the evaluation (default: sample the actor-critic's policy).
         """
         args = self.args
-        if args.eval_episodes and args.game != "sanity":
+        if args.eval_episodes and args.game != "sanity" and self.dist.main:
             scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
                               video=f"{args.output_dir}/agent.gif" if args.video else None)
             result["eval_return"] = sum(scores) / len(scores)
@@ -108,7 +119,8 @@ class Run:
             with open(f"{args.output_dir}/eval.json", "w") as f:
                 json.dump(dict(frames=self.frames, scores=scores, mean=result["eval_return"]), f)
         log.close()
-        if not args.quiet:
+        self.dist.close()
+        if not args.quiet and self.dist.main:
             try:
                 plot_curve(args.output_dir, title=f"{args.game}: {type(self.model).__name__}")
             except (ImportError, FileNotFoundError, ValueError):
