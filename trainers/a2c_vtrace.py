@@ -23,6 +23,7 @@ from trainers.common.args import parse
 from trainers.common.distributed import Dist
 from trainers.common import sampling
 from trainers.common.envs import make_env
+from trainers.common.episodes import EpisodeScores
 from trainers.common.logger import Logger
 from trainers.common.run import ActorCriticArgs, Run
 
@@ -72,9 +73,8 @@ def train(args: Args) -> dict:
 
     rollouts = [Rollout(T, B, device) for _ in envs]
     obs = [env.reset(seed=args.seed + 1000 * k + first + start_update)[0] for k, env in enumerate(envs)]
-    episode_return = [torch.zeros(B, device=device) for _ in envs]
-    finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
-    recent, result, loss = [], {}, torch.zeros(())
+    scores = EpisodeScores(B * args.num_batches, device)
+    result, loss = {}, torch.zeros(())
     completed = start_update
     for update in range(start_update, num_updates):
         k = update % args.num_batches
@@ -103,23 +103,14 @@ def train(args: Args) -> dict:
             next_obs, reward, terminated, truncated, _ = envs[k].step(action)
             done = terminated | truncated
             ro.rewards[t], ro.dones[t], ro.obs[t + 1] = torch.sign(reward.float()), done, next_obs
-            episode_return[k] += reward.float()
-            finished_sum += (episode_return[k] * done).sum()
-            finished_count += done.sum()
-            episode_return[k] *= ~done
+            scores.add(reward, done, slice(k * B, (k + 1) * B))
         obs[k] = ro.obs[T].clone()
         ro.filled = True
         run.frames += frames_per_update
         completed = update + 1
 
         if k == args.num_batches - 1 or update + 1 == num_updates:  # logging scalars: the only host transfers
-            ranks.sum_(finished_sum, finished_count)
-            count = int(finished_count.item())
-            if count:
-                recent.append(finished_sum.item() / count)
-                finished_sum.zero_()
-                finished_count.zero_()
-            result = dict(frames=run.frames, update=update + 1, episode_return=recent[-1] if recent else float("nan"),
+            result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),
                           loss=float(loss.item()))
             log.log(run.frames, episode_return=result["episode_return"], loss=result["loss"])
         if run.end_of_update(update, num_updates):
@@ -127,7 +118,7 @@ def train(args: Args) -> dict:
     run.finish(log, result)
     for env in envs:
         env.close()
-    result.update(frames=run.frames, update=completed, recent_returns=recent, model=model)
+    result.update(frames=run.frames, update=completed, recent_returns=scores.recent, model=model)
     return result
 
 

@@ -20,6 +20,7 @@ from trainers.common import gae
 from trainers.common.args import parse
 from trainers.common.distributed import Dist
 from trainers.common.envs import make_env
+from trainers.common.episodes import EpisodeScores
 from trainers.common.logger import Logger
 from trainers.common.run import ActorCriticArgs, Run
 
@@ -57,10 +58,7 @@ def train(args: Args) -> dict:
     logprobs, rewards, values = (torch.zeros((T, n), device=device) for _ in range(3))
     dones = torch.zeros((T, n), dtype=torch.bool, device=device)
     valid = torch.ones((T, n), dtype=torch.bool, device=device)
-    # Episode statistics, kept on the device and read once per update.
-    episode_return = torch.zeros(n, device=device)
-    finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
-    recent = []
+    scores = EpisodeScores(n, device)
 
     obs, _ = env.reset(seed=first_env + start_update)
     after_done = torch.zeros(n, dtype=torch.bool, device=device)  # NextStep: this step only resets
@@ -79,10 +77,7 @@ def train(args: Args) -> dict:
             done = terminated | truncated
             rewards[t] = torch.sign(reward.float())
             dones[t] = done
-            episode_return += reward.float()
-            finished_sum += (episode_return * done).sum()
-            finished_count += done.sum()
-            episode_return *= ~done
+            scores.add(reward, done)
             after_done = done if args.game != "sanity" else torch.zeros_like(done)
         run.frames += frames_per_update
         with torch.no_grad():
@@ -120,13 +115,7 @@ def train(args: Args) -> dict:
                 run.step_grads(loss)
 
         # Host transfers: a few logging scalars per update.
-        ranks.sum_(finished_sum, finished_count)
-        count = int(finished_count.item())
-        if count:
-            recent.append(finished_sum.item() / count)
-            finished_sum.zero_()
-            finished_count.zero_()
-        result = dict(frames=run.frames, update=update + 1, episode_return=recent[-1] if recent else float("nan"),
+        result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),
                       loss=loss.item(), value_loss=v_loss.item(), entropy=entropy.item())
         log.log(run.frames, **{k: v for k, v in result.items() if k not in ("frames", "update")},
                 learning_rate=optimizer.param_groups[0]["lr"])
@@ -134,7 +123,7 @@ def train(args: Args) -> dict:
             break
     run.finish(log, result)
     env.close()
-    result.update(recent_returns=recent, model=model)
+    result.update(recent_returns=scores.recent, model=model)
     return result
 
 

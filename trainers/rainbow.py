@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from trainers.common.args import parse
 from trainers.common.distributed import Dist
 from trainers.common.envs import make_env
+from trainers.common.episodes import EpisodeScores
 from trainers.common.logger import Logger
 from trainers.common.models import QNetwork
 from trainers.common.replay import FrameReplay, next_flags
@@ -217,10 +218,9 @@ def train(args: Args) -> dict:
     obs, _ = env.reset(seed=args.seed + first_env + start)
     first = torch.ones(B, dtype=torch.bool, device=device)  # obs is its episode's first (older frames zero)
     valid = torch.ones(B, dtype=torch.bool, device=device)  # False: obs ended an episode, this step only resets
-    episode_return = torch.zeros(B, device=device)
-    finished_sum, finished_count = torch.zeros((), device=device), torch.zeros((), device=device)
+    scores = EpisodeScores(B, device)
     loss_sum, q_sum, loss_count = torch.zeros((), device=device), torch.zeros((), device=device), 0
-    recent, result, completed = [], {}, start
+    result, completed = {}, start
     for step in range(start, num_steps):
         local = step - start  # replay rows are counted from this process's start
         with torch.no_grad():
@@ -237,10 +237,7 @@ def train(args: Args) -> dict:
         terminated, truncated = terminated & valid, truncated & valid  # a reset-only step ends nothing
         ended = terminated | truncated
         replay.add(obs[:, -1], action, torch.sign(reward.float()), terminated, truncated, first, valid, priorities)
-        episode_return += reward.float()
-        finished_sum += (episode_return * ended).sum()
-        finished_count += ended.sum()
-        episode_return *= ~ended
+        scores.add(reward, ended)
         first, valid = next_flags(valid, ended, same_step)
         obs = next_obs
         run.frames += frames_per_step
@@ -265,14 +262,8 @@ def train(args: Args) -> dict:
         completed = step + 1
 
         if (step + 1) % args.log_every == 0 or step + 1 == num_steps:  # the only host transfers
-            ranks.sum_(finished_sum, finished_count)
-            count = int(finished_count.item())
-            if count:
-                recent.append(finished_sum.item() / count)
-                finished_sum.zero_()
-                finished_count.zero_()
             result = dict(frames=run.frames, update=step + 1, grad_steps=grad_steps,
-                          episode_return=recent[-1] if recent else float("nan"),
+                          episode_return=scores.drain(ranks),
                           loss=loss_sum.item() / loss_count if loss_count else float("nan"),
                           q=q_sum.item() / loss_count if loss_count else float("nan"))
             eps = epsilon(run.frames)
@@ -292,7 +283,8 @@ def train(args: Args) -> dict:
 
     run.finish(log, result, act=act)
     env.close()
-    result.update(frames=run.frames, update=completed, grad_steps=grad_steps, recent_returns=recent, model=model)
+    result.update(frames=run.frames, update=completed, grad_steps=grad_steps, recent_returns=scores.recent,
+                  model=model)
     return result
 
 
