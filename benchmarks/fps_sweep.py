@@ -402,7 +402,7 @@ def plot_bars(rows: list[Row], path: Path) -> None:
     games = sorted({r.game for r in rows})
     backends = [b for b in BACKENDS if any(r.backend == b for r in rows)]
     fps = {(r.game, r.backend): r.fps for r in rows}
-    fig, ax = plt.subplots(figsize=(max(8, 0.22 * len(games) * len(backends)), 5))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.17 * len(games)), 5))
     width = 0.8 / len(backends)
     for k, backend in enumerate(backends):
         ax.bar([i + k * width for i in range(len(games))], [fps.get((g, backend), 0) for g in games], width,
@@ -505,9 +505,12 @@ def report(rows: list[Row], out: Path, bar_rows: list[Row]) -> None:
     text = f"Machine: {rows[0].machine}; {rows[0].threads} threads; median FPS over games.\n\n{table}\n"
     (out / "summary.md").write_text(text)
     print("\n" + text)
-    plot_sweep(rows, out / "fps.png")
-    if bar_rows:
-        plot_bars(bar_rows, out / "games.png")
+    try:
+        plot_sweep(rows, out / "fps.png")
+        if bar_rows:
+            plot_bars(bar_rows, out / "games.png")
+    except ImportError:
+        print("matplotlib is not installed, so no plots: pip install -e '.[bench]', then --replot")
     print(f"wrote {out / 'sweep.csv'}, {out / 'fps.png'}, {out / 'summary.md'}"
           + (f", {out / 'games.png'}" if bar_rows else ""))
 
