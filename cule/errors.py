@@ -13,5 +13,9 @@ class UnsupportedCartridgeError(RomError):
     """The ROM's bank-switching scheme is one cule does not emulate."""
 
 
+class UnknownRomWarning(UserWarning):
+    """A ROM that is none of ALE's games runs as a bare console: reward 0, never terminated, all 18 actions."""
+
+
 class CudaUnavailableError(RuntimeError):
     """device='cuda' was asked for on a machine or install that cannot run it; the message names what is missing."""

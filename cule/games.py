@@ -17,6 +17,11 @@ ACTION_NAMES = (
 )
 FULL_ACTION_SET = tuple(range(18))
 
+# The core's game unit for a ROM that is none of ALE's games (cule/cpp/games/bare.hpp):
+# no reward, never over, every action; the difficulty switches are the console's own.
+BARE_GAME = "bare"
+_BARE_INFO = {"default_mode": 0, "modes": [0], "difficulties": [0, 1, 2, 3], "minimal_actions": list(FULL_ACTION_SET)}
+
 
 @functools.lru_cache(maxsize=None)
 def _table() -> dict:
@@ -24,5 +29,5 @@ def _table() -> dict:
 
 
 def game_info(game: str) -> dict:
-    """minimal_actions, modes, default_mode and difficulties of an ALE game id."""
-    return _table()[game]
+    """minimal_actions, modes, default_mode and difficulties of an ALE game id (or BARE_GAME)."""
+    return dict(_BARE_INFO) if game == BARE_GAME else _table()[game]

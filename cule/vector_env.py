@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import warnings
 from typing import Any
 
 import gymnasium
@@ -21,7 +22,8 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .backends.cpu import make_emulator
-from .games import FULL_ACTION_SET, game_info
+from .errors import UnknownRomWarning
+from .games import BARE_GAME, FULL_ACTION_SET, game_info
 from .palettes import palette_for
 from .roms import load_rom
 
@@ -49,6 +51,9 @@ class AtariVectorEnv(VectorEnv):
 
     Args (ale-py's names and defaults, see ``ale_py.vector.AtariVectorEnv``):
         game: ALE game id ("pong"), gymnasium name ("ALE/Pong-v5") or ROM path.
+            A ROM that is none of ALE's games (by md5 or file name) runs as
+            a bare console: reward 0, never terminated, all 18 actions, mode
+            0; an UnknownRomWarning names its md5.
         num_envs: number of environments.
         batch_size: environments returned per ``recv()``; 0 (default) or
             ``num_envs`` steps all of them together. Smaller batches run
@@ -153,17 +158,21 @@ class AtariVectorEnv(VectorEnv):
         _estimate_memory(num_envs, stack_num, img_height or 250, img_width or 160, 1 if grayscale else 3)
 
         self.rom = load_rom(game)
-        if self.rom.game is None:
-            raise ValueError(f"{game!r} is not one of ALE's games: cule needs its rewards and terminals")
-        self.game = self.rom.game
-        info = game_info(self.game)
-        self.mode = info["default_mode"] if mode is None else mode
-        self.difficulty = 0 if difficulty is None else difficulty
-        if self.mode not in info["modes"]:
-            raise ValueError(f"{self.game} has modes {info['modes']}, not {self.mode}")
-        # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
-        if difficulty is not None and difficulty not in info["difficulties"]:
-            raise ValueError(f"{self.game} has difficulties {info['difficulties']}, not {self.difficulty}")
+        self.game = self.rom.game  # None: not one of ALE's games
+        if self.game is None:
+            # ALE refuses such ROMs; cule runs them (homebrew, hacks, test carts), but says so.
+            warnings.warn(f"ROM {self.rom.path!r} (md5 {self.rom.md5}) is not one of ALE's games: it runs as a bare "
+                          f"console (reward always 0, never terminated, all 18 actions, mode 0)",
+                          UnknownRomWarning, stacklevel=2)
+        unit = self.game or BARE_GAME
+        info = game_info(unit)
+        for name, value, key in (("mode", mode, "modes"), ("difficulty", difficulty, "difficulties")):
+            # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value not in info[key]):
+                raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
+        self.mode = info["default_mode"] if mode is None else int(mode)
+        self.difficulty = 0 if difficulty is None else int(difficulty)
         self.action_set = np.array(FULL_ACTION_SET if full_action_space else info["minimal_actions"], dtype=np.int32)
 
         self.num_envs = int(num_envs)
@@ -210,7 +219,7 @@ class AtariVectorEnv(VectorEnv):
         if self.device.type == "cuda" or _shim:
             from .backends import cuda
             launcher = (cuda.ShimLauncher(self.emulator.cart) if _shim and self.device.type == "cpu"
-                        else cuda.NvrtcLauncher(self.emulator.cart, self.game, self.device))
+                        else cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
             self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape)
             self._device_action_set = torch.as_tensor(self.action_set, device=self.device)
             self._device_ids: dict[tuple, torch.Tensor] = {}
@@ -345,8 +354,9 @@ class AtariVectorEnv(VectorEnv):
 
     def get_screen_rgb(self) -> torch.Tensor:
         """RGB, uint8 [N, H, 160, 3], as ALEInterface.getScreenRGB()."""
+        screen = self.get_screen().cpu().numpy()  # first: it checks that the env is open
         rgb, _ = palette_for(self.emulator.is_pal)
-        return torch.from_numpy(rgb[self.get_screen().cpu().numpy()]).to(self.device)
+        return torch.from_numpy(rgb[screen]).to(self.device)
 
     def lives(self) -> torch.Tensor:
         self._check_open()
@@ -477,10 +487,17 @@ class AtariVectorEnv(VectorEnv):
             pass
 
 
+def _bytes_per_env(stack: int, height: int, width: int, channels: int) -> int:
+    """Upper bound of one environment's memory: console and ALE state with its snapshot and RNGs (9 KB,
+    16 KB allowed), two TIA frames and two processed frames at the largest (PAL, RGB) size, and three
+    observation stacks (the ring, SameStep's final observations, the batch returned)."""
+    return 16_000 + 2 * 250 * 160 * 3 + 2 * 250 * 160 + 3 * stack * height * width * channels
+
+
 def _estimate_memory(num_envs: int, stack: int, height: int, width: int, channels: int):
     """Refuses batches that would not fit in memory before allocating anything."""
     import os
-    per_env = 9_000 + 2 * 250 * 160 * 3 + 2 * 250 * 160 + 2 * stack * height * width * channels
+    per_env = _bytes_per_env(stack, height, width, channels)
     need = num_envs * per_env
     try:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

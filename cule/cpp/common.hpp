@@ -33,13 +33,20 @@ typedef long long int64_t;
 #define CULE_PHASE __host__ __device__ __noinline__
 #else
 #define CULE_HD inline
+// Sanitizer builds (tests/fuzz) define CULE_NO_FORCE_INLINE: forced inlining
+// of instrumented code makes them compile for many minutes.
+#ifdef CULE_NO_FORCE_INLINE
+#define CULE_FORCE_INLINE inline
+#else
+#define CULE_FORCE_INLINE inline __attribute__((always_inline))
+#endif
 // The bus accesses sit inside every instruction: g++ must inline them.
-#define CULE_HOT inline __attribute__((always_inline))
+#define CULE_HOT CULE_FORCE_INLINE
 #define CULE_FRAME inline
 // The CPU's per-instruction helpers: on the host, inlined into the opcode
 // switch so each case folds to straight-line code (g++ otherwise calls
 // fetch and the operation switches per instruction, ~25% of a frame); nvcc
 // keeps its own judgement, which bounds the kernels' size.
-#define CULE_OP inline __attribute__((always_inline))
+#define CULE_OP CULE_FORCE_INLINE
 #define CULE_PHASE inline
 #endif

@@ -125,18 +125,26 @@ class ThreadPool {
 };
 
 // A batch of N environments of one ROM on the CPU: the arrays a BatchView
-// points at, and a thread pool running VectorEnv over them.
-class Emulator {
+// points at, and a thread pool running VectorEnv over them. `GameSet` is
+// Games (every game, chosen at run time) for the bindings; the fuzz driver
+// (tests/fuzz) uses OneGame<...> so a sanitizer build stays small.
+template <class GameSet = Games>
+class BasicEmulator {
  public:
   // 2^20 draws of the system RNG: 128 + 1 per power-on, then 1 (129 with a
   // SuperChip) per reset; the table wraps after that (documented limit).
   static constexpr uint32_t kRngDraws = 1u << 20;
 
-  Emulator(std::vector<uint8_t> image, const RomSettings& settings, int game, int num_envs,
-           float repeat_action_probability, int max_num_frames_per_episode)
+  BasicEmulator(std::vector<uint8_t> image, const RomSettings& settings, int game, int num_envs,
+                float repeat_action_probability, int max_num_frames_per_episode)
       : image_(std::move(image)), settings_(settings), n_(num_envs) {
     if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive");
     if (game < 0 || game >= (int)GameId::kCount) throw std::invalid_argument("unknown game id");
+    // The mappers index the image without bounds checks: it must cover them.
+    const uint32_t need = with_cart(settings.cart, [](auto cart) { return (uint32_t)decltype(cart)::kRomBytes; });
+    if (image_.size() < need)
+      throw std::invalid_argument("a " + std::to_string(image_.size()) + "-byte image is too small for its mapper (" +
+                                  std::to_string(need) + " bytes)");
     rng_draws_.resize(kRngDraws);
     std::mt19937 mt(4753849u);
     for (auto& d : rng_draws_) d = (uint32_t)mt();
@@ -145,7 +153,7 @@ class Emulator {
     rom_.rng_count = kRngDraws;
     rom_.initial_switches = settings.initial_switches;
     config_.controllers = settings.controllers;
-    Games::paddle_range((uint8_t)game, config_.controllers.paddle_min, config_.controllers.paddle_max);
+    GameSet::paddle_range((uint8_t)game, config_.controllers.paddle_min, config_.controllers.paddle_max);
     config_.repeat_action_probability = repeat_action_probability;
     config_.max_num_frames_per_episode = max_num_frames_per_episode;
     config_.game = (uint8_t)game;
@@ -328,7 +336,7 @@ class Emulator {
     if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
     const BatchView b = view();
     with_cart(settings_.cart, [&](auto cart) {
-      using Env = VectorEnv<decltype(cart), Games>;
+      using Env = VectorEnv<decltype(cart), GameSet>;
       parallel_for(num_threads, count, [&](int i) {
         Env{b, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
       });
@@ -343,8 +351,8 @@ class Emulator {
     for (int i = 0; i < count; ++i) check(ids[i]);
     const BatchView b = view();
     for (int i = 0; i < count; ++i)  // copies only: any mapper will do
-      VectorEnv<Cart4K, Games>{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
-                                                 episode_frame_numbers, final_obs);
+      VectorEnv<Cart4K, GameSet>{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
+                                                   episode_frame_numbers, final_obs);
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }
@@ -354,7 +362,7 @@ class Emulator {
     return s.game.terminal ||
            (config_.max_num_frames_per_episode > 0 && s.episode_frame_number >= config_.max_num_frames_per_episode);
   }
-  int lives(int env) const { return Games::lives(config_.game, envs_[check(env)].game); }
+  int lives(int env) const { return GameSet::lives(config_.game, envs_[check(env)].game); }
   const uint8_t* screen(int env) const {
     return buffers_.data() + ((size_t)check(env) * 2 + machines_[env].tia.current_buffer) * frame_bytes();
   }
@@ -378,7 +386,7 @@ class Emulator {
   void with_env(int env, F&& f) {
     check(env);
     const BatchView b = view();
-    with_cart(settings_.cart, [&](auto cart) { f(VectorEnv<decltype(cart), Games>{b, env}); });
+    with_cart(settings_.cart, [&](auto cart) { f(VectorEnv<decltype(cart), GameSet>{b, env}); });
   }
 
   // reset_mode "cache": entry k is ALE's reset (reset_game, FIRE) followed
@@ -466,5 +474,7 @@ class Emulator {
   std::vector<EnvState> cache_envs_;
   std::vector<uint8_t> cache_screens_, cache_frames_;
 };
+
+using Emulator = BasicEmulator<Games>;
 
 }  // namespace cule

@@ -419,25 +419,39 @@ CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
       count -= skip;
     }
     const uint32_t piece_start = t.frame_pixel;
+    // A reset during a partial frame leaves lastUpdate at the frame's line 0
+    // (2.7), so Stella draws up to YStart lines more than the window into
+    // its 300-row buffer, below the rows anyone reads. Our buffer is the
+    // window alone: those pixels are dropped (collisions still latch).
+    const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
     if (count != 0) {
-      draw_pixels(t, frame, h - kHBlankClocks, count);
+      draw_pixels(t, piece_start + (uint32_t)count <= window_end ? frame : nullptr, h - kHBlankClocks, count);
       t.frame_pixel += count;
     }
     // The HMOVE bar is painted after drawing, so pixels under it still
     // collided; Stella clears (76 - h) bytes from the piece start.
     if (t.hmove_blank_pending && h < kHBlankClocks + 8) {
-      if (frame) {
-        const int blanks = kHBlankClocks + 8 - h;
-        fill_bytes(frame + piece_start, 0, blanks);
-      }
+      const int blanks = kHBlankClocks + 8 - h;
+      if (frame && piece_start + (uint32_t)blanks <= window_end) fill_bytes(frame + piece_start, 0, blanks);
       if (count + h >= kHBlankClocks + 8) t.hmove_blank_pending = 0;
     }
     if (t.clocks_to_end_of_line == kClocksPerLine) end_of_line(t);
   } while (t.last_update_clock < clock);
 }
 
+// Sums and differences of colour clocks wrap at 32 bits, as Stella's Int32
+// arithmetic does on the machines ALE runs on (a ROM that never ends a frame
+// runs past 2^31 clocks; one that never writes HMOVE leaves the last HMOVE
+// clock drifting back 3 x cycles every frame, through -2^31 after some 30,000
+// frames). Written out in uint32 so they are defined without -fwrapv (nvcc,
+// NVRTC, sanitizer builds); the results are those of the -fwrapv build.
+CULE_HD int32_t clock_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+CULE_HD int32_t clock_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
 // Horizontal clock of colour clock c within its line.
-CULE_HD int hpos_of(const Tia& t, int32_t clock) { return (int)((uint32_t)(clock - t.frame_start_clock) % kClocksPerLine); }
+CULE_HD int hpos_of(const Tia& t, int32_t clock) {
+  return (int)((uint32_t)clock_sub(clock, t.frame_start_clock) % kClocksPerLine);
+}
 
 // RESPx: the relation of the new position to the copies of the old (4.2):
 // -1 in the 4 clocks before a copy starts, +1 while a copy is drawn, else 0.
@@ -516,8 +530,9 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
     }
     default: break;
   }
-  render_to(t, frame, clock + delay);
-  if ((int32_t)((uint32_t)(clock - t.frame_start_clock) / kClocksPerLine) > (int32_t)t.config.max_scanlines) {
+  render_to(t, frame, clock_add(clock, delay));
+  const uint32_t line = (uint32_t)clock_sub(clock, t.frame_start_clock) / kClocksPerLine;
+  if ((int32_t)line > (int32_t)t.config.max_scanlines) {
     result.stop = true;  // scanline cap: the write itself still applies (2.2b)
     t.partial_frame = 0;
   }
@@ -525,7 +540,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
     case 0x00:  // VSYNC: the frame ends when it is cleared >= 228 clocks after being set
       t.vsync = value;
       if (value & 0x02) {
-        t.vsync_finish_clock = clock + kClocksPerLine;
+        t.vsync_finish_clock = clock_add(clock, kClocksPerLine);
       } else if (clock >= t.vsync_finish_clock) {
         t.vsync_finish_clock = kNoVsyncFinish;
         result.stop = true;
@@ -587,7 +602,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       int16_t& pos = reg == 0x10 ? t.pos_p0 : t.pos_p1;
       const uint8_t mode = (reg == 0x10 ? t.nusiz0 : t.nusiz1) & 7;
       const int when = player_reset_when(mode, pos, new_pos);
-      if (when == 1) render_to(t, frame, clock + 11);
+      if (when == 1) render_to(t, frame, clock_add(clock, 11));
       pos = (int16_t)new_pos;
       (reg == 0x10 ? t.mask_p0 : t.mask_p1) =
           make_mask(new_pos, mode, 0, when == -1 ? kMaskNormal : kMaskSkipFirstCopy);
@@ -596,20 +611,20 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
     case 0x12: {  // RESM0, with Stella's Dolphin hack (4.5)
       const int h = hpos_of(t, clock);
       t.pos_m0 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
-      if (clock - t.last_hmove_clock == 20 * 3 && h == 69) t.pos_m0 = 8;
+      if (clock_sub(clock, t.last_hmove_clock) == 20 * 3 && h == 69) t.pos_m0 = 8;
       t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
       break;
     }
     case 0x13: {  // RESM1, with the Pitfall II hack
       const int h = hpos_of(t, clock);
       t.pos_m1 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
-      if (clock - t.last_hmove_clock == 3 * 3 && h == 18) t.pos_m1 = 3;
+      if (clock_sub(clock, t.last_hmove_clock) == 3 * 3 && h == 18) t.pos_m1 = 3;
       t.mask_m1 = missile_mask_for(t.pos_m1, t.nusiz1);
       break;
     }
     case 0x14: {  // RESBL, with the per-game hacks of 4.5
       const int h = hpos_of(t, clock);
-      const int32_t since_hmove = clock - t.last_hmove_clock;
+      const int32_t since_hmove = clock_sub(clock, t.last_hmove_clock);
       t.pos_bl = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
       if (since_hmove == 18 * 3 && (h == 60 || h == 69)) t.pos_bl = 10;
       else if (since_hmove == 3 * 3 && h == 18) t.pos_bl = 3;
@@ -637,7 +652,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
     case 0x21: t.hmp1 = value >> 4; break;
     case 0x22: {  // HMM0; a 7 -> 6 change 21 CPU cycles after HMOVE arms the Cosmic Ark bug
       const uint8_t n = value >> 4;
-      if (clock == t.last_hmove_clock + 21 * 3 && t.hmm0 == 7 && n == 6) {
+      if (clock == clock_add(t.last_hmove_clock, 21 * 3) && t.hmm0 == 7 && n == 6) {
         t.cosmic_ark = 1;
         t.cosmic_ark_counter = 0;
       }
