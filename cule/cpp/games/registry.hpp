@@ -93,10 +93,12 @@ struct OneGame {
   CULE_HD static bool is_legal(uint8_t, int action) { return T::is_legal(action); }
   template <class Env>
   CULE_HD static void set_mode(uint8_t, Env& env, int mode) { T::set_mode(env, mode); }
+#if !defined(__CUDACC_RTC__)  // host-only (set-up): NVRTC rejects unannotated functions
   static void paddle_range(uint8_t, int32_t& lo, int32_t& hi) {
     lo = T::kPaddleMin;
     hi = T::kPaddleMax;
   }
+#endif
 };
 
 }  // namespace cule
