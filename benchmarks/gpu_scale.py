@@ -22,7 +22,7 @@ import cule
 def measure(game: str, n: int, warmup: int, steps: int) -> dict:
     env = cule.AtariVectorEnv(game, n, device="cuda")
     env.reset(seed=0)
-    launcher, events = env._device.launcher, {"run": [], "gather": []}
+    launcher, events = env._device.launcher, {"run": [], "render": [], "reset": [], "gather": []}
     for name in events:  # time each launch with CUDA events on the current stream
         launch = getattr(launcher, name)
 
@@ -45,9 +45,11 @@ def measure(game: str, n: int, warmup: int, steps: int) -> dict:
     torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     ms = {k: sum(s.elapsed_time(e) for s, e in v) / len(v) for k, v in events.items()}
+    stats = env._device.render_stats()
     env.close()
     return dict(game=game, envs=n, fps=steps * 4 * n / seconds, step_ms=1e3 * seconds / steps,
-                run_ms=ms["run"], gather_ms=ms["gather"], device=torch.cuda.get_device_name())
+                run_ms=ms["run"], render_ms=ms["render"], reset_ms=ms["reset"], gather_ms=ms["gather"],
+                device=torch.cuda.get_device_name(), **stats)
 
 
 def main() -> None:
@@ -62,7 +64,8 @@ def main() -> None:
         for n in args.envs:
             row = measure(game, n, args.warmup, args.steps)
             print(f"{game:16s} {n:7d} envs {row['fps']:12,.0f} frames/s  step {row['step_ms']:8.1f} ms  "
-                  f"cule_run {row['run_ms']:8.1f} ms  cule_gather {row['gather_ms']:6.2f} ms", flush=True)
+                  f"cule_run {row['run_ms']:8.1f} ms  cule_render {row['render_ms']:6.2f} ms  "
+                  f"cule_reset {row['reset_ms']:6.2f} ms  cule_gather {row['gather_ms']:6.2f} ms", flush=True)
             if args.out:
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")

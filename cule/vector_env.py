@@ -220,7 +220,8 @@ class AtariVectorEnv(VectorEnv):
             from .backends import cuda
             launcher = (cuda.ShimLauncher(self.emulator.cart) if _shim and self.device.type == "cpu"
                         else cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
-            self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape)
+            self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape,
+                                            self.frameskip)
             self._device_action_set = torch.as_tensor(self.action_set, device=self.device)
             self._device_ids: dict[tuple, torch.Tensor] = {}
             self._bad_action = torch.zeros((), dtype=torch.bool, device=self.device)

@@ -33,6 +33,28 @@ def test_cuda_equals_cpu_backend(game):
         for name, x, y in zip(("obs", "reward", "terminated", "truncated"), rc[:4], rg[:4]):
             assert torch.equal(x, y.cpu()), f"{game} step {t}: {name}"
     assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
+    assert torch.equal(cpu.get_screen(), gpu.get_screen().cpu())
+    stats = gpu._device.render_stats()
+    assert stats["replayed_steps"] > 0, stats  # frames drawn by cule_render
+
+
+@pytest.mark.parametrize("kwargs", [dict(autoreset_mode="SameStep", max_num_frames_per_episode=200),
+                                    dict(reset_mode="cache", episodic_life=True)])
+def test_cuda_resets_equal_cpu_backend(kwargs):
+    """Episodes end and restart through cule_reset (the atomic reset list) as on the CPU backend."""
+    n = 64
+    cpu = cule.AtariVectorEnv("breakout", n, **kwargs)
+    gpu = cule.AtariVectorEnv("breakout", n, device="cuda", **kwargs)
+    assert torch.equal(cpu.reset(seed=1)[0], gpu.reset(seed=1)[0].cpu())
+    rng = np.random.default_rng(1)
+    ended = 0
+    for t in range(150):
+        a = torch.from_numpy(rng.integers(0, cpu.single_action_space.n, size=n))
+        rc, rg = cpu.step(a), gpu.step(a.cuda())
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), rc[:4], rg[:4]):
+            assert torch.equal(x, y.cpu()), f"step {t}: {name}"
+        ended += int((rc[2] | rc[3]).sum())
+    assert ended > 0
 
 
 def test_cuda_fps_is_printed():

@@ -6,13 +6,16 @@ with cule/kernels/kernels.cu's ``cule_run`` / ``cule_gather`` compiled for the
 host (cule/kernels/shim.hpp: grid and block as loops). The Python side is the
 CUDA backend's (cule/backends/cuda.py) with the shim in place of NVRTC. Its
 RAM, TIA frames, observations, rewards, flags and counters must equal the CPU
-backend's bit for bit.
+backend's bit for bit. On this path the state update records the TIA writes
+of the frames a step shows and cule_render draws them (the CPU backend draws
+as it emulates), and ended episodes reset in cule_reset.
 """
 import numpy as np
 import pytest
 import torch
 
 import cule
+from cule.backends import cuda
 from conftest import report
 
 RESULTS = []
@@ -24,6 +27,7 @@ def _pair(game, n=2, **kwargs):
 
 
 def _compare(game, steps, n=2, seed=0, **kwargs):
+    """Steps both backends with the same random actions; returns the shim env."""
     cpu, shim = _pair(game, n, **kwargs)
     out_c, out_s = cpu.reset(seed=seed), shim.reset(seed=seed)
     assert torch.equal(out_c[0], out_s[0]), f"{game}: reset observation"
@@ -40,13 +44,14 @@ def _compare(game, steps, n=2, seed=0, **kwargs):
             assert torch.equal(rc[4]["final_obs"][done], rs[4]["final_obs"][done]), f"{game} step {t}: final_obs"
     assert torch.equal(cpu.get_ram(), shim.get_ram()), f"{game}: RAM"
     assert torch.equal(cpu.get_screen(), shim.get_screen()), f"{game}: TIA frame"
-    return steps * n * cpu.frameskip
+    return shim
 
 
 @pytest.mark.parametrize("game", cule.list_games())
 def test_shim_equals_cpu_backend(game):
-    frames = _compare(game, 75)
-    RESULTS.append((game, frames))
+    shim = _compare(game, 75)
+    stats = shim._device.render_stats()
+    RESULTS.append((game, 75 * 2 * shim.frameskip, stats))
 
 
 @pytest.mark.parametrize("kwargs", [dict(autoreset_mode="SameStep", max_num_frames_per_episode=300, grayscale=False),
@@ -54,6 +59,62 @@ def test_shim_equals_cpu_backend(game):
                                     dict(img_height=105, img_width=80, noop_max=5, maxpool=False)])
 def test_shim_equals_cpu_backend_other_settings(kwargs):
     _compare("breakout", 150, n=3, **kwargs)
+
+
+def test_shim_equals_cpu_backend_gymnasium_steps():
+    """cule.make's steps (gymnasium's AtariEnv: the last emulated frame) draw as they go on the device path too."""
+    kwargs = dict(img_height=None, img_width=None, stack_num=1, maxpool=False, noop_max=0, reward_clipping=False,
+                  use_fire_reset=False, max_num_frames_per_episode=400, _gymnasium=True)
+    stats = _compare("breakout", 120, n=2, **kwargs)._device.render_stats()
+    assert stats["replayed_steps"] == 0 and stats["inline_steps"] > 0, stats
+
+
+def test_frames_come_from_the_render_pass(monkeypatch):
+    """Every step of a game without resets is drawn by cule_render; skipping it leaves the observations stale."""
+    cpu, shim = _pair("pong", 2)
+    cpu.reset(seed=1), shim.reset(seed=1)
+    actions = torch.tensor([2, 3])
+    for _ in range(30):
+        assert torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
+    stats = shim._device.render_stats()
+    assert (stats["replayed_steps"], stats["inline_steps"]) == (60, 0), stats
+    monkeypatch.setattr(shim._device.launcher, "render", lambda *args: None)
+    assert not torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
+
+
+@pytest.mark.parametrize("room", ["none", "some"])
+def test_steps_that_overflow_the_render_log_are_drawn_inline(monkeypatch, room):
+    """With too little log room a step runs again drawing as it goes; the results stay the CPU backend's."""
+    peak = _compare("breakout", 40)._device.render_stats()["peak_accesses"]
+    monkeypatch.setattr(cuda, "LOG_ACCESSES_PER_ENV", 16 if room == "none" else peak - 1)
+    stats = _compare("breakout", 40)._device.render_stats()
+    if room == "none":
+        assert stats["replayed_steps"] == 0 and stats["inline_steps"] == 80, stats
+    else:
+        assert stats["replayed_steps"] > 0 and stats["inline_steps"] > 0, stats
+
+
+@pytest.mark.parametrize("autoreset_mode", ["NextStep", "SameStep"])
+def test_ended_episodes_reset_in_the_reset_kernel(autoreset_mode):
+    """cule_run lists the environments to reset (NextStep: those that ended the step before; SameStep: those
+    ending now) and cule_reset resets them; the results equal the CPU backend's."""
+    n = 4
+    cpu, shim = _pair("breakout", n, autoreset_mode=autoreset_mode, max_num_frames_per_episode=200)
+    cpu.reset(seed=2), shim.reset(seed=2)
+    rng = np.random.default_rng(2)
+    ended_before = torch.zeros(n, dtype=torch.bool)
+    listed = 0
+    for t in range(120):
+        a = torch.from_numpy(rng.integers(0, 4, size=n))
+        rc, rs = cpu.step(a), shim.step(a)
+        for x, y in zip(rc[:4], rs[:4]):
+            assert torch.equal(x, y), f"step {t}"
+        ended = rc[2] | rc[3]
+        expected = ended if autoreset_mode == "SameStep" else ended_before
+        assert int(shim._device.reset_count) == int(expected.sum()), f"step {t}"
+        listed += int(expected.sum())
+        ended_before = ended
+    assert listed >= n  # every environment reached the frame limit at least once
 
 
 def test_step_path_makes_no_host_transfer(monkeypatch):
@@ -97,6 +158,11 @@ def test_cuda_unavailable_says_what_is_missing():
 def test_report_shim_table():
     if not RESULTS:
         pytest.skip("no game was compared")
+    replayed = sum(r[2]["replayed_steps"] for r in RESULTS)
+    drawn_inline = sum(r[2]["inline_steps"] for r in RESULTS)
+    peaks = sorted((r[2]["peak_accesses"], r[0]) for r in RESULTS)
     report("CUDA kernels on the host launch shim vs the CPU backend",
            f"{len(RESULTS)}/104 games bit-identical (RAM, TIA frames, observations, rewards, flags, counters), "
-           f"{RESULTS[0][1]} frames per game")
+           f"{RESULTS[0][1]} frames per game; steps drawn by cule_render {replayed}, by the state update "
+           f"{drawn_inline}; TIA accesses recorded per step: median {peaks[len(peaks) // 2][0]}, "
+           f"most {peaks[-1][0]} ({peaks[-1][1]}); log room {cuda.LOG_ACCESSES_PER_ENV}")

@@ -41,9 +41,21 @@ def _background(action):
     return (0xFF & ~sum(PIN[d] for d in DIRECTIONS[action])) & 0xFE
 
 
-def _homebrew(tmp_path, name="homebrew.bin"):
+# A frame longer than ALE's 25,000-instruction budget, drawn only by TIA
+# reads: a new background colour at line 0, then ~30,000 instructions of
+# reading CXM0P before the next VSYNC, so ALE cuts the frame with the picture
+# caught up by the reads alone (and finishes it in the next frame's call).
+_LONG_FRAME_CODE = bytes.fromhex(
+    "78 d8 a2ff 9a"                    # F000: SEI CLD LDX #$FF TXS
+    "a902 8500 8502 8502 8502 a900 8500"  # F005: VSYNC on, 3 lines, VSYNC off
+    "e680 a580 8509"                   # F013: INC $80; LDA $80; STA COLUBK
+    "a027 a200 a500 ca d0fb 88 d0f6"   # F019: 39 x 256 x (LDA CXM0P; DEX; BNE)
+    "4c05f0")                          # JMP $F005
+
+
+def _homebrew(tmp_path, name="homebrew.bin", code=_HOMEBREW_CODE):
     image = bytearray([0xEA] * 4096)
-    image[: len(_HOMEBREW_CODE)] = _HOMEBREW_CODE
+    image[: len(code)] = code
     image[0xFFC:] = bytes([0x00, 0xF0, 0x00, 0xF0])  # reset and BRK vectors: $F000
     path = tmp_path / name
     path.write_bytes(bytes(image))
@@ -118,6 +130,21 @@ def test_bare_console_on_the_device_path(tmp_path):
         a, b = cpu.step(actions), shim.step(actions)
         assert all(torch.equal(x, y) for x, y in zip(a[:4], b[:4])), f"step {t}"
     assert torch.equal(cpu.get_screen(), shim.get_screen())
+
+
+def test_frames_cut_by_the_instruction_budget_on_the_device_path(tmp_path):
+    """A frame ALE cuts after 25,000 instructions shows what the TIA reads drew: the render pass must replay the
+    last read (cule/cpp/render_log.hpp), since no write follows it in that frame's call."""
+    path = str(_homebrew(tmp_path, code=_LONG_FRAME_CODE))
+    cpu, shim = _make_quietly(path, 1, num_threads=1, **RAW), _make_quietly(path, 1, num_threads=1, _shim=True, **RAW)
+    assert torch.equal(cpu.reset(seed=0)[0], shim.reset(seed=0)[0])
+    colours = set()
+    for t in range(12):
+        a, b = cpu.step(np.array([0])), shim.step(np.array([0]))
+        assert torch.equal(a[0], b[0]), f"step {t}"
+        colours.add(int(a[0][0, 0, -1, -1, 0]))  # bottom-right pixel: drawn only by the reads
+    assert len(colours) >= 3  # the picture changes from long frame to long frame
+    assert shim._device.render_stats()["replayed_steps"] == 12
 
 
 @pytest.mark.parametrize("size", [1000, 3000, 6144, 8448, 12288, 32768, 40000])

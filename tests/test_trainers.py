@@ -117,3 +117,23 @@ def test_wall_clock_budget_stops_with_a_checkpoint(tmp_path):
     assert time.perf_counter() - t0 < 60
     saved = checkpoint.load(tmp_path)
     assert saved["update"] == r["update"] and saved["frames"] == r["frames"] == r["update"] * 4 * 4
+
+
+def test_resumed_log_continues_from_the_checkpoint(tmp_path):
+    """A resumed run's log keeps the rows up to the checkpoint's frames and continues their wall clock;
+    a fresh run into the same folder starts a new log."""
+    from trainers.common.evaluate import rolling_mean
+    from trainers.common.logger import Logger
+
+    (tmp_path / "log.csv").write_text("frames,wall_time,fps,episode_return\n10,5.0,2.0,-21\n20,9.0,2.2,-21\n"
+                                      "30,14.0,2.1,-20\n")  # killed after a checkpoint at 20 frames
+    resumed = Logger(tmp_path, 100, start_frames=20)
+    assert resumed.wall_offset == 9.0
+    resumed.log(40, episode_return=-19)
+    resumed.close()
+    rows = list(csv.DictReader(open(tmp_path / "log.csv")))
+    assert [int(r["frames"]) for r in rows] == [10, 20, 40]
+    assert 9.0 <= float(rows[2]["wall_time"]) < 60
+    Logger(tmp_path, 100).close()
+    assert list(csv.DictReader(open(tmp_path / "log.csv"))) == []
+    assert rolling_mean([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]

@@ -3,9 +3,12 @@
 The host ``cule._core.Emulator`` builds every array once (power-on state,
 ROM, palettes, resize taps, per-environment state); they are copied to the
 device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
-addresses is copied beside them. From then on a step is two kernel launches
-on torch's current stream (state update + reset, then gather), with actions,
-outputs and flags staying on the device: no host transfer, no synchronisation.
+addresses is copied beside them. From then on a step is four kernel launches
+on torch's current stream (kernels.cu: cule_run, the state update, which
+records the TIA writes of the frames a step shows; cule_render, which replays
+them into frames and preprocesses them; cule_reset, the resets of the episodes
+that ended, packed together; cule_gather, the outputs), with actions, outputs
+and flags staying on the device: no host transfer, no synchronisation.
 
 Kernels are compiled per ROM (mapper and game as template arguments) by NVRTC
 through CuPy at first use; CuPy caches the binaries on disk
@@ -23,6 +26,11 @@ from ..errors import CudaUnavailableError
 from ..kernels import CORE_HEADERS, build_defines, kernel_source
 
 THREADS_PER_BLOCK = 64
+KERNELS = ("cule_run", "cule_render", "cule_reset", "cule_gather")
+# Render log room per environment (cule/cpp/render_log.hpp): TIA accesses
+# (8 bytes each) of the frames one step records. A step that needs more is
+# drawn by the state update instead (counted in DeviceBatch.render_stats()).
+LOG_ACCESSES_PER_ENV = 8192
 
 
 def check_cuda(device: torch.device) -> None:
@@ -43,21 +51,21 @@ def check_cuda(device: torch.device) -> None:
 
 
 def compile_kernels(cart: str, game: str, device_index: int = 0):
-    """cule_run and cule_gather for one mapper and game, compiled by NVRTC (or read from CuPy's disk cache)."""
+    """The kernels (KERNELS) for one mapper and game, compiled by NVRTC (or read from CuPy's disk cache)."""
     import cupy
 
     options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
     with cupy.cuda.Device(device_index):
         module = cupy.RawModule(code=kernel_source(), options=options, backend="nvrtc")
-        return module.get_function("cule_run"), module.get_function("cule_gather")
+        return tuple(module.get_function(name) for name in KERNELS)
 
 
 class NvrtcLauncher:
-    """cule_run / cule_gather compiled by NVRTC for one ROM, launched on torch's current stream."""
+    """The kernels compiled by NVRTC for one ROM, launched on torch's current stream."""
 
     def __init__(self, cart: str, game: str, device: torch.device):
         self.device = device
-        self._run, self._gather = compile_kernels(cart, game, device.index or 0)
+        self._run, self._render, self._reset, self._gather = compile_kernels(cart, game, device.index or 0)
 
     def _launch(self, kernel, count: int, args):
         import cupy
@@ -67,9 +75,17 @@ class NvrtcLauncher:
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
             kernel((grid,), (THREADS_PER_BLOCK,), args)
 
-    def run(self, batch: int, ids: int, count: int, actions: int, seeds: int, force_reset: int):
+    def run(self, batch: int, ids: int, count: int, actions: int, seeds: int, force_reset: int, reset_list: int,
+            reset_count: int):
         self._launch(self._run, count, (np.uint64(batch), np.uint64(ids), np.int32(count), np.uint64(actions),
-                                        np.uint64(seeds), np.int32(force_reset)))
+                                        np.uint64(seeds), np.int32(force_reset), np.uint64(reset_list),
+                                        np.uint64(reset_count)))
+
+    def render(self, batch: int, ids: int, count: int):
+        self._launch(self._render, count, (np.uint64(batch), np.uint64(ids), np.int32(count)))
+
+    def reset(self, batch: int, reset_list: int, reset_count: int, threads: int):
+        self._launch(self._reset, threads, (np.uint64(batch), np.uint64(reset_list), np.uint64(reset_count)))
 
     def gather(self, batch: int, ids: int, count: int, *outputs: int):
         self._launch(self._gather, count, (np.uint64(batch), np.uint64(ids), np.int32(count)) +
@@ -82,13 +98,22 @@ class ShimLauncher:
     def __init__(self, cart: str):
         self.cart = cart
 
-    def run(self, batch, ids, count, actions, seeds, force_reset):
-        grid = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-        _core.shim_run(self.cart, grid, THREADS_PER_BLOCK, batch, ids, count, actions, seeds, force_reset)
+    @staticmethod
+    def _grid(count: int) -> int:
+        return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+
+    def run(self, batch, ids, count, actions, seeds, force_reset, reset_list, reset_count):
+        _core.shim_run(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count, actions, seeds, force_reset,
+                       reset_list, reset_count)
+
+    def render(self, batch, ids, count):
+        _core.shim_render(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count)
+
+    def reset(self, batch, reset_list, reset_count, threads):
+        _core.shim_reset(self.cart, self._grid(threads), THREADS_PER_BLOCK, batch, reset_list, reset_count)
 
     def gather(self, batch, ids, count, *outputs):
-        grid = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-        _core.shim_gather(self.cart, grid, THREADS_PER_BLOCK, batch, ids, count, *outputs)
+        _core.shim_gather(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count, *outputs)
 
 
 class DeviceBatch:
@@ -101,12 +126,21 @@ class DeviceBatch:
     tensors only.
     """
 
-    def __init__(self, emulator, device: torch.device, launcher, obs_shape: tuple[int, ...]):
+    def __init__(self, emulator, device: torch.device, launcher, obs_shape: tuple[int, ...], frameskip: int,
+                 log_accesses: int | None = None):
         self.emulator = emulator
         self.device = device
         self.launcher = launcher
         self.obs_shape = obs_shape
         self.arrays: dict[str, torch.Tensor] = {}
+        # The render log: a step records at most its frameskip frames twice
+        # (the first try and the redraw after a short frame).
+        log_bytes = emulator.render_log_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
+        for name, size in log_bytes.items():
+            self.arrays[name] = torch.zeros(size, dtype=torch.uint8, device=device)
+        n = emulator.num_envs
+        self.reset_list = torch.zeros(n, dtype=torch.int32, device=device)
+        self.reset_count = torch.zeros(1, dtype=torch.int32, device=device)
         self.upload()
 
     def upload(self, names: list[str] | None = None) -> None:
@@ -119,8 +153,13 @@ class DeviceBatch:
         self.view = torch.from_numpy(view).to(self.device)
 
     def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
-        self.launcher.run(self.view.data_ptr(), ids.data_ptr(), ids.numel(), actions.data_ptr(),
-                          0 if seeds is None else seeds.data_ptr(), int(force_reset))
+        """State update, render pass and resets of the environments `ids`."""
+        view, n = self.view.data_ptr(), ids.numel()
+        self.reset_count.zero_()
+        self.launcher.run(view, ids.data_ptr(), n, actions.data_ptr(), 0 if seeds is None else seeds.data_ptr(),
+                          int(force_reset), self.reset_list.data_ptr(), self.reset_count.data_ptr())
+        self.launcher.render(view, ids.data_ptr(), n)
+        self.launcher.reset(view, self.reset_list.data_ptr(), self.reset_count.data_ptr(), n)
 
     def gather(self, ids: torch.Tensor, final: bool):
         n = ids.numel()
@@ -133,6 +172,16 @@ class DeviceBatch:
                              terminated.data_ptr(), truncated.data_ptr(), lives.data_ptr(), frames.data_ptr(),
                              episode.data_ptr(), 0 if final_obs is None else final_obs.data_ptr())
         return obs, rewards, terminated, truncated, lives, frames, episode, final_obs
+
+    def render_stats(self) -> dict[str, int]:
+        """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
+        environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""
+        layout = np.dtype([("frames", "<u4"), ("accesses", "<u4"), ("flags", "<u4"), ("replayed", "<u4"),
+                           ("inline", "<u4"), ("peak", "<u4")])
+        assert layout.itemsize == _core.render_log_bytes, "RenderLog's layout changed (cule/cpp/render_log.hpp)"
+        logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=layout)
+        return {"replayed_steps": int(logs["replayed"].sum()), "inline_steps": int(logs["inline"].sum()),
+                "peak_accesses": int(logs["peak"].max(initial=0))}
 
     def host_array(self, name: str) -> np.ndarray:
         """A device array's bytes on the host (debugging and raw access only: it synchronises)."""

@@ -143,22 +143,41 @@ PYBIND11_MODULE(_core, m) {
      "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
 
   m.def("shim_run", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
-                        int count, uint64_t actions, uint64_t seeds, int force_reset) {
+                        int count, uint64_t actions, uint64_t seeds, int force_reset, uint64_t reset_list,
+                        uint64_t reset_count) {
     py::gil_scoped_release release;
-    cule::shim::with_kernels(cart_type_of(cart), [&](auto run, auto) {
-      cule::shim::launch(grid, block, run, address<const cule::BatchView>(batch), address<const int32_t>(ids),
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
+      cule::shim::launch(grid, block, k.run, address<const cule::BatchView>(batch), address<const int32_t>(ids),
                          (int32_t)count, address<const int32_t>(actions), address<const int64_t>(seeds),
-                         (int32_t)force_reset);
+                         (int32_t)force_reset, address<int32_t>(reset_list), address<int32_t>(reset_count));
     });
   }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
-     py::arg("actions"), py::arg("seeds"), py::arg("force_reset"),
+     py::arg("actions"), py::arg("seeds"), py::arg("force_reset"), py::arg("reset_list"), py::arg("reset_count"),
      "cule_run<<<grid, block>>>(...) compiled for the host (the launch shim); pointers as integer addresses.");
+  m.def("shim_render", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
+                           int count) {
+    py::gil_scoped_release release;
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
+      cule::shim::launch(grid, block, k.render, address<const cule::BatchView>(batch), address<const int32_t>(ids),
+                         (int32_t)count);
+    });
+  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
+     "cule_render<<<grid, block>>>(...) compiled for the host (the launch shim).");
+  m.def("shim_reset", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t reset_list,
+                          uint64_t reset_count) {
+    py::gil_scoped_release release;
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
+      cule::shim::launch(grid, block, k.reset, address<const cule::BatchView>(batch),
+                         address<const int32_t>(reset_list), address<const int32_t>(reset_count));
+    });
+  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("reset_list"),
+     py::arg("reset_count"), "cule_reset<<<grid, block>>>(...) compiled for the host (the launch shim).");
   m.def("shim_gather", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
                            int count, uint64_t obs, uint64_t rewards, uint64_t terminated, uint64_t truncated,
                            uint64_t lives, uint64_t frames, uint64_t episode_frames, uint64_t final_obs) {
     py::gil_scoped_release release;
-    cule::shim::with_kernels(cart_type_of(cart), [&](auto, auto gather) {
-      cule::shim::launch(grid, block, gather, address<const cule::BatchView>(batch), address<const int32_t>(ids),
+    cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
+      cule::shim::launch(grid, block, k.gather, address<const cule::BatchView>(batch), address<const int32_t>(ids),
                          (int32_t)count, address<uint8_t>(obs), address<int32_t>(rewards), address<uint8_t>(terminated),
                          address<uint8_t>(truncated), address<int32_t>(lives), address<int32_t>(frames),
                          address<int32_t>(episode_frames), address<uint8_t>(final_obs));
@@ -168,6 +187,7 @@ PYBIND11_MODULE(_core, m) {
      py::arg("frames"), py::arg("episode_frames"), py::arg("final_obs"),
      "cule_gather<<<grid, block>>>(...) compiled for the host (the launch shim).");
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
+  m.attr("render_log_bytes") = sizeof(cule::RenderLog);
 
   py::list games;
   for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
@@ -268,6 +288,10 @@ PYBIND11_MODULE(_core, m) {
         });
         return py::bytes(reinterpret_cast<const char*>(&b), sizeof b);
       }, py::arg("addresses"), "The bytes of a BatchView whose arrays are at the given addresses (name -> address).")
+      .def("render_log_arrays", &cule::Emulator::render_log_arrays, py::arg("frames_per_env"),
+           py::arg("accesses_per_env"),
+           "Turns on the render log of device batches (render_log.hpp): the bytes of each of its arrays, by name, "
+           "which batch_view() then expects addresses for.")
       .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))

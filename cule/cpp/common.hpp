@@ -50,3 +50,16 @@ typedef long long int64_t;
 #define CULE_OP CULE_FORCE_INLINE
 #define CULE_PHASE inline
 #endif
+
+namespace cule {
+
+// The next free slot of a list that a kernel's threads append to.
+CULE_HD int32_t claim_slot(int32_t* count) {
+#if defined(__CUDA_ARCH__)
+  return atomicAdd(count, 1);
+#else
+  return (*count)++;  // the CPU backend and the launch shim run one thread at a time per list
+#endif
+}
+
+}  // namespace cule

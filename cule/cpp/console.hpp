@@ -6,6 +6,7 @@
 #include "carts.hpp"
 #include "common.hpp"
 #include "cpu6507.hpp"
+#include "render_log.hpp"
 #include "riot.hpp"
 #include "tia.hpp"
 
@@ -68,6 +69,7 @@ struct ConsoleBus {
   const RomView& rom;
   uint8_t* frame;         // the TIA's current frame buffer, or null to skip pixels
   const Cpu6507& cpu;     // the CPU driving the bus (WSYNC looks at its last access)
+  FrameRecorder* recorder;  // records the TIA accesses for a later render, or null
   // The clock, the data-bus latch and the stop flag belong to the bus while
   // an instruction loop runs (write_back() returns them to m): any byte
   // store into RAM or a frame may alias m, so kept in m they would be
@@ -76,8 +78,9 @@ struct ConsoleBus {
   uint8_t data_bus;
   uint8_t stop;
 
-  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, const Cpu6507& c)
-      : m(machine), rom(r), frame(f), cpu(c), cycles(machine.cycles), data_bus(machine.data_bus),
+  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, const Cpu6507& c,
+                     FrameRecorder* rec = nullptr)
+      : m(machine), rom(r), frame(f), cpu(c), recorder(rec), cycles(machine.cycles), data_bus(machine.data_bus),
         stop(machine.stop) {}
   CULE_HD void write_back() {
     m.cycles = cycles;
@@ -98,6 +101,7 @@ struct ConsoleBus {
         v = m.riot.ram[address & 0x7F];
       }
     } else {
+      if (recorder) recorder->read(cycles);
       v = tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
     }
     data_bus = v;
@@ -114,6 +118,7 @@ struct ConsoleBus {
       if (address & 0x0200) riot::poke(m.riot, address, v, cycles);
       else m.riot.ram[address & 0x7F] = v;
     } else {
+      if (recorder) recorder->write(cycles, address, v, cpu.last_access_was_read);
       const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, cpu.last_access_was_read);
       cycles += r.stall_cycles;
       if (r.stop) stop = 1;
@@ -185,20 +190,25 @@ CULE_HD void start_frame(Machine& m) {
 
 // One ALE frame: TIA::update (TIA_FACTS 2.1). `buffers` may be null when
 // nobody will look at this frame; everything but the pixels still happens.
+// With a recorder, the pixels are left to a later tia::replay of what it
+// records.
 template <class Cart>
-CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers) {
+CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, FrameRecorder* recorder = nullptr) {
   if (!m.tia.partial_frame) start_frame<Cart>(m);
   m.tia.partial_frame = 1;
   m.stop = 0;
+  if (recorder) recorder->begin(m.tia);
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
   Cpu6507 regs = m.cpu;
-  ConsoleBus<Cart> bus{m, rom, current_buffer(m, buffers), regs};
+  ConsoleBus<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), regs, recorder};
   for (uint32_t n = 0; n < kFrameInstructionBudget && !bus.stop && !regs.jammed; ++n) cpu::step(regs, bus);
   bus.write_back();
   m.cpu = regs;
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
+  const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;
+  if (grey) tia::grey_out(m.tia, bus.frame, m.cycles);
+  if (recorder) recorder->end(m.cycles, grey);
   if (m.tia.partial_frame) {
-    if (!m.tia.frame_greyed) tia::grey_out(m.tia, bus.frame, m.cycles);
     m.tia.frame_greyed = 1;
   } else {
     m.tia.scanline_count_last_frame = m.tia.current_scanline;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -288,6 +289,18 @@ class BasicEmulator {
             ref("saved_envs", saved_envs_)};
   }
 
+  // The render log's arrays (a device backend allocates them where its
+  // kernels run; nothing is kept here): turned on with room for `frames`
+  // frame records and `accesses` TIA accesses per environment.
+  std::map<std::string, size_t> render_log_arrays(uint32_t frames, uint32_t accesses) {
+    if (frames == 0 || accesses == 0) throw std::invalid_argument("the render log needs room for frames and accesses");
+    log_frames_ = frames;
+    log_accesses_ = accesses;
+    return {{"render_logs", (size_t)n_ * sizeof(RenderLog)},
+            {"log_frames", (size_t)n_ * frames * sizeof(FrameRecord)},
+            {"log_accesses", (size_t)n_ * accesses * sizeof(TiaAccess)}};
+  }
+
   // ... and the BatchView with each array at the address given for its name
   // (arrays without an address, or empty ones, become null).
   template <class Lookup>
@@ -318,6 +331,12 @@ class BasicEmulator {
     b.final_stacks = final_.empty() ? nullptr : (uint8_t*)at("final_stacks");
     b.saved_machines = (Machine*)at("saved_machines");
     b.saved_envs = (EnvState*)at("saved_envs");
+    b.logs = (RenderLog*)at("render_logs");
+    b.log_frames = (FrameRecord*)at("log_frames");
+    b.log_accesses = (TiaAccess*)at("log_accesses");
+    if (!b.logs || !b.log_frames || !b.log_accesses) b.logs = nullptr;  // steps draw as they go
+    b.log_frame_capacity = log_frames_;
+    b.log_access_capacity = log_accesses_;
     return b;
   }
 
@@ -473,6 +492,7 @@ class BasicEmulator {
   std::vector<Machine> cache_machines_;
   std::vector<EnvState> cache_envs_;
   std::vector<uint8_t> cache_screens_, cache_frames_;
+  uint32_t log_frames_ = 0, log_accesses_ = 0;  // render log room per environment (device batches)
 };
 
 using Emulator = BasicEmulator<Games>;

@@ -54,13 +54,14 @@ struct AleEnv {
   const EnvConfig& cfg;
   uint8_t* buffers;
   bool draw = true;  // produce pixels for the frames run now
+  FrameRecorder* recorder = nullptr;  // set: drawn frames are recorded for tia::replay instead
 
   CULE_HD GameView view() const { return GameView{m}; }
 
   // One Stella frame with the current events, then the game's step().
   CULE_HD void frame(bool step_game = true) {
     m.controls = ale::controls_from_events(s.events, cfg.controllers);
-    console::run_frame<Cart>(m, rom, draw ? buffers : nullptr);
+    console::run_frame<Cart>(m, rom, draw ? buffers : nullptr, draw ? recorder : nullptr);
     // Rows such a frame does not reach keep the picture of two frames ago,
     // so every frame of that environment must be drawn from now on.
     if (m.tia.last_update_clock < m.tia.stop_display_clock) ++s.short_frames;

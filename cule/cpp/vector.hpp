@@ -9,6 +9,7 @@
 #include "environment.hpp"
 #include "mt19937.hpp"
 #include "preprocess.hpp"
+#include "render_log.hpp"
 
 namespace cule {
 
@@ -90,6 +91,13 @@ struct BatchView {
   Machine* saved_machines;
   EnvState* saved_envs;
   uint32_t frame_bytes, raw_bytes, obs_bytes;
+  // The CUDA backend's render pass (render_log.hpp): steps record their
+  // frames here and cule_render draws them. Null on the CPU backend, whose
+  // steps draw as they go.
+  RenderLog* logs;            // [N]
+  FrameRecord* log_frames;    // [N][log_frame_capacity]
+  TiaAccess* log_accesses;    // [N][log_access_capacity]
+  uint32_t log_frame_capacity, log_access_capacity;
 };
 
 template <class Cart, class Games>
@@ -106,6 +114,11 @@ struct VectorEnv {
   CULE_HD uint8_t* stack() const { return b.stacks + (size_t)env * stacked_bytes(); }
   CULE_HD AleEnv<Cart, Games> ale(bool draw) const {
     return AleEnv<Cart, Games>{machine(), state(), b.rom, b.cfg, draw ? buffers() : nullptr};
+  }
+  CULE_HD FrameRecorder recorder() const {
+    return FrameRecorder{b.logs + env, b.log_frames + (size_t)env * b.log_frame_capacity,
+                         b.log_accesses + (size_t)env * b.log_access_capacity, b.log_frame_capacity,
+                         b.log_access_capacity};
   }
   CULE_HD const uint8_t* screen() const {
     return buffers() + (size_t)machine().tia.current_buffer * b.frame_bytes;
@@ -203,50 +216,90 @@ struct VectorEnv {
     v.game_over = v.truncated = v.life_lost = 0;
   }
 
+  // A step's captured frames into raw(1) and raw(0). The newest frame comes
+  // last (k = 0); pooling it with the one before as it is converted saves
+  // process_screen a pass. With a recorder the frame is not drawn yet: the
+  // capture is noted on its record, and render() makes it after the replay.
+  struct Captures {
+    const VectorEnv& v;
+    FrameRecorder* recorder;
+    bool pooled = false, have_before = false;
+
+    CULE_HD void operator()(int k, const uint8_t* indices) {
+      if (recorder) {
+        if (FrameRecord* r = recorder->current()) r->captures |= (uint8_t)(1u << k);
+        return;
+      }
+      const BatchView& b = v.b;
+      if (k == 0 && b.opt.maxpool && have_before) {
+        preprocess::apply_palette_max(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb,
+                                      v.raw(1), v.raw(0));
+        pooled = true;
+      } else {
+        v.palette(indices, v.raw(k));
+        have_before = have_before || k == 1;
+      }
+    }
+    // The step runs again: it captures the same frames again, superseding
+    // these (the frames stay recorded: their pixels may show through rows a
+    // short frame does not reach).
+    CULE_HD void restart() {
+      pooled = have_before = false;
+      if (recorder)
+        for (uint32_t f = 0; f < recorder->log->frames; ++f) recorder->frames[f].captures = 0;
+    }
+  };
+
   // PreprocessedEnv::step. Frames are drawn only when captured; if a step
   // turns out to contain a frame that ended above the window's last line
   // (whose missing rows ALE fills with an older frame's), the step is run
   // again drawing every frame, and an environment where that happens twice
-  // draws every frame from then on.
+  // draws every frame from then on. With a render log (the CUDA backend) the
+  // frames are recorded instead, and cule_render draws and processes them;
+  // a step that does not fit the log runs again drawing as it goes.
   CULE_PHASE void step(int action) {
-    // The newest frame comes last (k = 0); pooling it with the one before as
-    // it is converted saves process_screen a pass.
-    bool pooled = false, have_before = false;
-    auto capture = [&](int k, const uint8_t* indices) {
-      if (k == 0 && b.opt.maxpool && have_before) {
-        preprocess::apply_palette_max(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb,
-                                      raw(1), raw(0));
-        pooled = true;
-      } else {
-        palette(indices, raw(k));
-        have_before = have_before || k == 1;
-      }
-    };
-    AleEnv<Cart, Games> e = ale(true);
     EnvState& s = state();
     Machine& machine_before = b.saved_machines[env];
     EnvState& state_before = b.saved_envs[env];
     machine_before = machine();
     state_before = s;
-    bool over, trunc, lost;
     const VectorOptions& o = b.opt;
-    int reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
-                               trunc, lost);
-    const bool short_frame = s.short_frames != state_before.short_frames;
-    const bool was_drawing_all = state_before.draw_all;
-    // gymnasium shows the last frame ALE emulated, which is not the step's
-    // last when the episode ended inside it.
-    const bool ended_early = o.gymnasium && (over || trunc);
-    if (!was_drawing_all && (short_frame || ended_early)) {
-      pooled = have_before = false;
+    // gymnasium steps may show a frame from before the step: drawn inline.
+    FrameRecorder rec = recorder();
+    AleEnv<Cart, Games> e = ale(true);
+    e.recorder = b.logs && !o.gymnasium ? &rec : nullptr;
+    if (e.recorder) rec.clear();
+    Captures capture{*this, e.recorder};
+    bool over, trunc, lost, again = false, short_first = false;
+    int reward;
+    for (;;) {
+      reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
+                             trunc, lost);
+      if (e.recorder && rec.log->overflow) {  // from the start, drawing
+        e.recorder = capture.recorder = nullptr;
+        capture.restart();
+        machine() = machine_before;
+        s = state_before;
+        again = false;
+        continue;
+      }
+      if (again) break;
+      const bool short_frame = s.short_frames != state_before.short_frames;
+      // gymnasium shows the last frame ALE emulated, which is not the step's
+      // last when the episode ended inside it.
+      const bool ended_early = o.gymnasium && (over || trunc);
+      if (state_before.draw_all || !(short_frame || ended_early)) break;
+      again = true;
+      short_first = short_frame;
+      capture.restart();
       machine() = machine_before;
       s = state_before;
       s.draw_all = 1;
-      reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
-                             trunc, lost);
+    }
+    if (again) {
       // One short frame is usually a game restarting; a second means the
       // game draws short frames, so draw them all from now on.
-      if (short_frame) ++s.short_steps;
+      if (short_first) ++s.short_steps;
       s.draw_all = s.short_steps >= 2;
     }
     VectorState& v = vstate();
@@ -254,7 +307,31 @@ struct VectorEnv {
     v.game_over = over;
     v.truncated = trunc;
     v.life_lost = lost;
-    process_screen(pooled);
+    if (e.recorder) {
+      rec.log->pending = 1;
+      ++rec.log->replayed_steps;
+      if (rec.log->accesses > rec.log->peak_accesses) rec.log->peak_accesses = rec.log->accesses;
+      return;
+    }
+    if (b.logs) ++b.logs[env].inline_steps;
+    process_screen(capture.pooled);
+  }
+
+  // cule_render: draws the frames the last step recorded, then makes its
+  // captures and processes the screen as step() would have.
+  CULE_PHASE void render() {
+    RenderLog& log = b.logs[env];
+    if (!log.pending) return;
+    log.pending = 0;
+    const FrameRecorder rec = recorder();
+    Captures capture{*this, nullptr};
+    for (uint32_t f = 0; f < log.frames; ++f) {
+      const FrameRecord& r = rec.frames[f];
+      const uint8_t* screen = tia::replay(r, rec.accesses, buffers(), b.frame_bytes);
+      for (int k = 0; k < 2; ++k)
+        if (r.captures & (1u << k)) capture(k, screen);
+    }
+    process_screen(capture.pooled);
   }
 
   // PreprocessedEnv::process_screen: max-pool into the newest raw frame
@@ -305,28 +382,47 @@ struct VectorEnv {
 
   // EnvVectorizer::execute_env: a forced reset (with `seed`), or a step
   // with `action` (NextStep: a reset if the episode is over; SameStep: a
-  // reset right after a step that ended it, keeping its reward and flags).
-  CULE_PHASE void run(int action, int64_t seed, bool force_reset) {
+  // reset right after a step that ended it). With a reset list (the CUDA
+  // backend) an episode's reset is left to cule_reset: the environment is
+  // appended to the list, and the resets run packed together in warps of
+  // their own instead of stalling the warps of stepping environments.
+  CULE_PHASE void run(int action, int64_t seed, bool force_reset, int32_t* reset_list = nullptr,
+                      int32_t* reset_count = nullptr) {
     if (force_reset) {
       reset(seed);
       write_result();
-    } else if (!b.opt.same_step) {
-      if (episode_over()) reset(-1);
-      else step(action);
-      write_result();
-    } else {
+      return;
+    }
+    const bool stepping = b.opt.same_step || !episode_over();
+    if (stepping) {
       step(action);
       write_result();
-      if (episode_over()) {
-        linearize(b.final_stacks + (size_t)env * stacked_bytes());
-        const EnvResult ended = b.results[env];
-        reset(-1);
-        write_result();
-        b.results[env].reward = ended.reward;
-        b.results[env].terminated = ended.terminated;
-        b.results[env].truncated = ended.truncated;
-      }
+      if (!b.opt.same_step || !episode_over()) return;
     }
+    if (reset_list) {
+      reset_list[claim_slot(reset_count)] = env;
+    } else {
+      if (b.logs) render();  // SameStep keeps the step's stack: draw it first
+      end_episode();
+    }
+  }
+
+  // The reset after an episode (NextStep: in place of a step; SameStep:
+  // after the step that ended it, keeping its reward and flags and its last
+  // stack as final_obs).
+  CULE_PHASE void end_episode() {
+    if (!b.opt.same_step) {
+      reset(-1);
+      write_result();
+      return;
+    }
+    linearize(b.final_stacks + (size_t)env * stacked_bytes());
+    const EnvResult ended = b.results[env];
+    reset(-1);
+    write_result();
+    b.results[env].reward = ended.reward;
+    b.results[env].terminated = ended.terminated;
+    b.results[env].truncated = ended.truncated;
   }
 
   // One environment's latest result into batch position `i` of the outputs.

@@ -8,8 +8,8 @@ Needs a GPU and cupy (the cache is per architecture).
 --report:
 
 For each architecture (default sm_70, sm_80, sm_90) and kernel (cule_run,
-cule_gather), the registers per thread, spill stores and loads (bytes) and
-stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
+cule_render, cule_reset, cule_gather), the registers per thread, spill
+stores and loads (bytes) and stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
 CUDA backend builds them at run time: for one mapper and one game
 (``--cart``, ``--game``). Exits non-zero on a compile error, so CI can use it
 as the kernels' compile check. Needs nvcc (the CUDA toolkit), not a GPU.

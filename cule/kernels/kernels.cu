@@ -20,15 +20,42 @@
 #define CULE_GAMES cule::Games
 #endif
 
-// State update and reset (EnvVectorizer::execute_env) of environments
+// A step is four launches on one stream, each one thread per environment:
+//   cule_run     the state update: ALE's frames with the TIA drawing nothing;
+//                the frames a step captures are recorded (render_log.hpp),
+//                and environments whose episode is over are listed for reset;
+//   cule_render  replays the recorded frames into the TIA buffers, then
+//                palette, grey, max-pool, resize into the frame stack;
+//   cule_reset   the listed environments' resets, packed in warps of their
+//                own (ALE's reset sequence or a cached start state);
+//   cule_gather  stacks, rewards and flags into the output tensors.
+
+// The state update (EnvVectorizer::execute_env) of environments
 // ids[0..count): actions are ALE action ids; seeds (or null) apply to forced
-// resets.
+// resets, which run here. Ended episodes go to reset_list (reset_count
+// counts them; zero it before the launch).
 CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t count, const int32_t* actions,
-                     const int64_t* seeds, int32_t force_reset) {
+                     const int64_t* seeds, int32_t force_reset, int32_t* reset_list, int32_t* reset_count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1,
-                                                             force_reset != 0);
+                                                             force_reset != 0, reset_list, reset_count);
+}
+
+// The render pass over the same environments: those whose step recorded
+// frames draw them and process their screen.
+CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_t count) {
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.render();
+}
+
+// The resets cule_run listed; launched with at least as many threads as
+// cule_run had, since the count stays on the device.
+CULE_KERNEL cule_reset(const cule::BatchView* batch, const int32_t* reset_list, const int32_t* reset_count) {
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= *reset_count) return;
+  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, reset_list[i]}.end_episode();
 }
 
 // The listed environments' observations (stacked, oldest first), rewards,

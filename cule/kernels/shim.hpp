@@ -30,7 +30,7 @@ void launch(unsigned grid, unsigned block, Kernel kernel, Args... args) {
 }
 
 #define CULE_KERNEL static inline void
-// One namespace per mapper, each with its own cule_run and cule_gather.
+// One namespace per mapper, each with its own copy of the kernels.
 #define CULE_CART CartType_
 namespace k2K { using CartType_ = cule::Cart2K;
 #include "kernels.cu"
@@ -62,20 +62,34 @@ namespace kDPC { using CartType_ = cule::CartDPC;
 #undef CULE_CART
 #undef CULE_KERNEL
 
-// Calls f(&ns::cule_run, &ns::cule_gather) for the mapper's copy.
+// Calls f(kernels) with the mapper's copy of the four kernels.
+template <class Run, class Render, class Reset, class Gather>
+struct Kernels {
+  Run run;
+  Render render;
+  Reset reset;
+  Gather gather;
+};
+template <class Run, class Render, class Reset, class Gather>
+Kernels<Run, Render, Reset, Gather> kernels_of(Run run, Render render, Reset reset, Gather gather) {
+  return {run, render, reset, gather};
+}
+#define CULE_SHIM_KERNELS(ns) kernels_of(&ns::cule_run, &ns::cule_render, &ns::cule_reset, &ns::cule_gather)
+
 template <class F>
 void with_kernels(CartType type, F&& f) {
   switch (type) {
-    case CartType::k2K: return f(&k2K::cule_run, &k2K::cule_gather);
-    case CartType::k4K: return f(&k4K::cule_run, &k4K::cule_gather);
-    case CartType::kF8: return f(&kF8::cule_run, &kF8::cule_gather);
-    case CartType::kF6: return f(&kF6::cule_run, &kF6::cule_gather);
-    case CartType::kF8SC: return f(&kF8SC::cule_run, &kF8SC::cule_gather);
-    case CartType::kF6SC: return f(&kF6SC::cule_run, &kF6SC::cule_gather);
-    case CartType::kE0: return f(&kE0::cule_run, &kE0::cule_gather);
-    case CartType::kFE: return f(&kFE::cule_run, &kFE::cule_gather);
-    case CartType::kDPC: return f(&kDPC::cule_run, &kDPC::cule_gather);
+    case CartType::k2K: return f(CULE_SHIM_KERNELS(k2K));
+    case CartType::k4K: return f(CULE_SHIM_KERNELS(k4K));
+    case CartType::kF8: return f(CULE_SHIM_KERNELS(kF8));
+    case CartType::kF6: return f(CULE_SHIM_KERNELS(kF6));
+    case CartType::kF8SC: return f(CULE_SHIM_KERNELS(kF8SC));
+    case CartType::kF6SC: return f(CULE_SHIM_KERNELS(kF6SC));
+    case CartType::kE0: return f(CULE_SHIM_KERNELS(kE0));
+    case CartType::kFE: return f(CULE_SHIM_KERNELS(kFE));
+    case CartType::kDPC: return f(CULE_SHIM_KERNELS(kDPC));
   }
 }
+#undef CULE_SHIM_KERNELS
 
 }  // namespace cule::shim

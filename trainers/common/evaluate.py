@@ -53,6 +53,20 @@ def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str 
     return returns.tolist()
 
 
+SMOOTHING = 20  # log lines averaged by the curve's bold line
+
+
+def rolling_mean(values: list[float], window: int) -> list[float]:
+    """Mean of each value and the up to window - 1 before it."""
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
 def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
     """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib)."""
     import matplotlib
@@ -64,11 +78,14 @@ def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str
     frames = [float(r["frames"]) / 1e6 for r in rows]
     minutes = [float(r["wall_time"]) / 60 for r in rows]
     score = [float(r["episode_return"]) for r in rows]
+    smooth = rolling_mean(score, SMOOTHING)
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    a.plot(frames, score)
+    for axis, x in ((a, frames), (b, minutes)):
+        axis.plot(x, score, color="tab:blue", alpha=0.3, linewidth=0.8, label="per log line")
+        axis.plot(x, smooth, color="tab:blue", linewidth=1.8, label=f"mean of {SMOOTHING} lines")
     a.set_xlabel("emulator frames (M)")
     a.set_ylabel("mean episode return")
-    b.plot(minutes, score)
+    a.legend(loc="upper left", fontsize=8)
     b.set_xlabel("wall time (min)")
     fig.suptitle(title)
     fig.tight_layout()

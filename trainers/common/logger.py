@@ -13,7 +13,10 @@ class Logger:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.start = time.perf_counter()
         self.start_frames = start_frames
-        self._csv = open(self.dir / "log.csv", "a", newline="") if enabled else None
+        # A resumed run continues the log (and its wall clock) from the checkpoint's frame count, dropping rows
+        # logged after that checkpoint; a fresh run starts a new log.
+        self.wall_offset = self._keep_rows_until(start_frames) if enabled and start_frames > 0 else 0.0
+        self._csv = open(self.dir / "log.csv", "a" if start_frames > 0 else "w", newline="") if enabled else None
         self._writer = None
         self._tb = None
         if enabled:
@@ -31,6 +34,22 @@ class Logger:
             except ImportError:
                 pass
 
+    def _keep_rows_until(self, frames: int) -> float:
+        """Truncates log.csv to its rows up to `frames`; returns the last kept row's wall time (0 if none)."""
+        path = self.dir / "log.csv"
+        if not path.exists():
+            return 0.0
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            fields, rows = reader.fieldnames, [r for r in reader if float(r["frames"]) <= frames]
+        if not fields:
+            return 0.0
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(rows)
+        return float(rows[-1]["wall_time"]) if rows else 0.0
+
     def fps(self, frames: int) -> float:
         return (frames - self.start_frames) / max(time.perf_counter() - self.start, 1e-9)
 
@@ -38,7 +57,7 @@ class Logger:
         """Scalars at a frame count (host floats: the only values a trainer brings back from the device)."""
         if not self.enabled:
             return
-        row = {"frames": frames, "wall_time": round(time.perf_counter() - self.start, 3),
+        row = {"frames": frames, "wall_time": round(self.wall_offset + time.perf_counter() - self.start, 3),
                "fps": round(self.fps(frames), 1), **{k: float(v) for k, v in scalars.items()}}
         if self._writer is None:
             self._writer = csv.DictWriter(self._csv, fieldnames=list(row))
