@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import cule
+from cule import _core
 from cule.backends import cuda
 from conftest import report
 
@@ -115,6 +116,31 @@ def test_ended_episodes_reset_in_the_reset_kernel(autoreset_mode):
         listed += int(expected.sum())
         ended_before = ended
     assert listed >= n  # every environment reached the frame limit at least once
+
+
+def test_device_state_is_in_lane_layout():
+    """The device keeps the consoles, ALE states and step snapshots in lane layout (cule/cpp/common.hpp): tiles of
+    32 environments, 4-byte word w of lane l at tile word 32 w + l, so a warp's loads of one field coalesce. After
+    steps with resets, each device array equals the CPU backend's structs rearranged here by numpy (40
+    environments: a whole tile and part of one, zeros in the unused lanes)."""
+    n, lanes = 40, cuda.LANES
+    assert lanes == 32
+    cpu, shim = _pair("breakout", n, max_num_frames_per_episode=120)
+    cpu.reset(seed=5), shim.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        a = torch.from_numpy(rng.integers(0, 4, size=n))
+        cpu.step(a), shim.step(a)
+    host = cpu.emulator.arrays()
+    assert set(_core.lane_arrays) == {"machines", "envs", "saved_machines", "saved_envs"}
+    for name, item in _core.lane_arrays.items():
+        words = host[name].view(np.uint32).reshape(n, item // 4)
+        tiles = np.zeros((2 * lanes, item // 4), np.uint32)
+        tiles[:n] = words
+        expected = tiles.reshape(2, lanes, item // 4).transpose(0, 2, 1).ravel()
+        device = shim._device.arrays[name].numpy().view(np.uint32)
+        assert device.shape == expected.shape and np.array_equal(device, expected), name
+        assert np.array_equal(shim._device.host_array(name), host[name]), name
 
 
 def test_step_path_makes_no_host_transfer(monkeypatch):

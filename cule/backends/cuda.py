@@ -3,7 +3,10 @@
 The host ``cule._core.Emulator`` builds every array once (power-on state,
 ROM, palettes, resize taps, per-environment state); they are copied to the
 device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
-addresses is copied beside them. From then on a step is four kernel launches
+addresses is copied beside them. The per-environment consoles and ALE states
+(``_core.lane_arrays``) are kept in lane layout (cule/cpp/common.hpp): tiles
+of a warp's 32 environments, word w of lane l at tile word 32 w + l, so that a
+warp's loads of one field coalesce. From then on a step is four kernel launches
 on torch's current stream (kernels.cu: cule_run, the state update, which
 records the TIA writes of the frames a step shows; cule_render, which replays
 them into frames and preprocesses them; cule_reset, the resets of the episodes
@@ -31,6 +34,8 @@ KERNELS = ("cule_run", "cule_render", "cule_reset", "cule_gather")
 # (8 bytes each) of the frames one step records. A step that needs more is
 # drawn by the state update instead (counted in DeviceBatch.render_stats()).
 LOG_ACCESSES_PER_ENV = 8192
+# Lane layout of the per-environment state on the device (cule/cpp/common.hpp).
+LANES = _core.device_lanes
 
 
 def check_cuda(device: torch.device) -> None:
@@ -147,9 +152,11 @@ class DeviceBatch:
         """Copies the host arrays (all, or `names`) to the device and rebuilds the BatchView."""
         for name, host in self.emulator.arrays().items():
             if names is None or name in names:
-                self.arrays[name] = torch.from_numpy(host.copy()).to(self.device)
+                item = _core.lane_arrays.get(name)
+                data = host.copy() if item is None else _core.to_lanes(host, item, LANES)
+                self.arrays[name] = torch.from_numpy(data).to(self.device)
         addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
-        view = np.frombuffer(self.emulator.batch_view(addresses), dtype=np.uint8).copy()
+        view = np.frombuffer(self.emulator.batch_view(addresses, LANES), dtype=np.uint8).copy()
         self.view = torch.from_numpy(view).to(self.device)
 
     def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
@@ -184,5 +191,8 @@ class DeviceBatch:
                 "peak_accesses": int(logs["peak"].max(initial=0))}
 
     def host_array(self, name: str) -> np.ndarray:
-        """A device array's bytes on the host (debugging and raw access only: it synchronises)."""
-        return self.arrays[name].cpu().numpy()
+        """A device array's bytes on the host, a lane array's one struct after another as on the host
+        (debugging and raw access only: it synchronises)."""
+        data = self.arrays[name].cpu().numpy()
+        item = _core.lane_arrays.get(name)
+        return data if item is None else _core.from_lanes(data, item, LANES, self.emulator.num_envs)

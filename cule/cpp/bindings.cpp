@@ -186,6 +186,40 @@ PYBIND11_MODULE(_core, m) {
      py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"), py::arg("lives"),
      py::arg("frames"), py::arg("episode_frames"), py::arg("final_obs"),
      "cule_gather<<<grid, block>>>(...) compiled for the host (the launch shim).");
+  // Lane layout (common.hpp) for the device copies of the lane arrays:
+  // the conversions use the kernels' own lane_slot.
+  m.attr("device_lanes") = cule::kDeviceLanes;
+  m.attr("lane_arrays") = cule::Emulator::lane_arrays();
+  m.def("to_lanes", [](py::array_t<uint8_t, py::array::c_style> structs, size_t item_bytes, uint32_t lanes) {
+    if (item_bytes == 0 || item_bytes % 4 || structs.size() % item_bytes || lanes == 0)
+      throw std::invalid_argument("to_lanes: whole structs of whole 4-byte words, and lanes > 0");
+    const size_t count = structs.size() / item_bytes, words = item_bytes / 4;
+    const size_t padded = (count + lanes - 1) / lanes * lanes;
+    py::array_t<uint8_t> out((ssize_t)(padded * item_bytes));
+    uint8_t* to = out.mutable_data();
+    std::fill(to, to + padded * item_bytes, (uint8_t)0);
+    const uint8_t* from = structs.data();
+    for (size_t env = 0; env < count; ++env)
+      for (size_t w = 0; w < words; ++w)
+        std::memcpy(to + 4 * cule::lane_slot((int)env, w, words, lanes), from + env * item_bytes + 4 * w, 4);
+    return out;
+  }, py::arg("structs"), py::arg("item_bytes"), py::arg("lanes"),
+     "One struct per environment (uint8, contiguous) rearranged into lane layout, padded to whole tiles.");
+  m.def("from_lanes", [](py::array_t<uint8_t, py::array::c_style> lane_bytes, size_t item_bytes, uint32_t lanes,
+                         size_t count) {
+    const size_t words = item_bytes / 4;
+    if (item_bytes == 0 || item_bytes % 4 || lanes == 0 ||
+        (size_t)lane_bytes.size() < (count + lanes - 1) / lanes * lanes * item_bytes)
+      throw std::invalid_argument("from_lanes: the array is smaller than count structs in lane layout");
+    py::array_t<uint8_t> out((ssize_t)(count * item_bytes));
+    uint8_t* to = out.mutable_data();
+    const uint8_t* from = lane_bytes.data();
+    for (size_t env = 0; env < count; ++env)
+      for (size_t w = 0; w < words; ++w)
+        std::memcpy(to + env * item_bytes + 4 * w, from + 4 * cule::lane_slot((int)env, w, words, lanes), 4);
+    return out;
+  }, py::arg("lane_bytes"), py::arg("item_bytes"), py::arg("lanes"), py::arg("count"),
+     "The inverse of to_lanes: `count` structs, one after another.");
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
 
@@ -281,13 +315,15 @@ PYBIND11_MODULE(_core, m) {
           out[a.name] = py::array_t<uint8_t>({(ssize_t)a.bytes}, {1}, (uint8_t*)a.data, self);
         return out;
       }, "Every array a BatchView points at, by name: uint8 views of the host memory (for device backends).")
-      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses) {
+      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses, uint32_t lanes) {
         const cule::BatchView b = e.view_at([&](const char* name) -> uint64_t {
           const auto it = addresses.find(name);
           return it == addresses.end() ? 0 : it->second;
-        });
+        }, lanes);
         return py::bytes(reinterpret_cast<const char*>(&b), sizeof b);
-      }, py::arg("addresses"), "The bytes of a BatchView whose arrays are at the given addresses (name -> address).")
+      }, py::arg("addresses"), py::arg("lanes"),
+         "The bytes of a BatchView whose arrays are at the given addresses (name -> address), the lane arrays "
+         "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices).")
       .def("render_log_arrays", &cule::Emulator::render_log_arrays, py::arg("frames_per_env"),
            py::arg("accesses_per_env"),
            "Turns on the render log of device batches (render_log.hpp): the bytes of each of its arrays, by name, "

@@ -53,6 +53,52 @@ typedef long long int64_t;
 
 namespace cule {
 
+// Per-environment arrays come in two layouts, chosen by their `lanes`. 1:
+// each environment's items contiguous (the CPU backend). kDeviceLanes on
+// device batches: the array is cut in tiles of a warp's 32 environments, and
+// item i of the tile's lane l sits at tile item i * 32 + l, so when a warp's
+// threads touch the same item of their environments they touch one line.
+constexpr uint32_t kDeviceLanes = 32;
+
+// Where item `item` of environment `env` sits, in an array of `items` items
+// per environment.
+CULE_HD size_t lane_slot(int env, size_t item, size_t items, uint32_t lanes) {
+  return ((size_t)((uint32_t)env / lanes) * items + item) * lanes + (uint32_t)env % lanes;
+}
+
+// Copies 4 bytes between objects of different types (a store through a cast
+// pointer would break C++'s aliasing rules); both compile to one move.
+CULE_HD void copy_word(void* to, const void* from) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  memcpy(to, from, 4);
+#else
+  __builtin_memcpy(to, from, 4);
+#endif
+}
+
+// One struct per environment, stored as 4-byte words in lane layout; a
+// kernel thread loads its environment's struct into a working copy (local
+// memory, which the hardware interleaves per thread in the same way) and
+// stores it back.
+template <class T>
+struct LaneArray {
+  static_assert(sizeof(T) % 4 == 0, "lane arrays hold whole 4-byte words");
+  static constexpr size_t kWords = sizeof(T) / 4;
+  uint32_t* words;
+  uint32_t lanes;
+
+  CULE_HD void load(int env, T& out) const {
+    const uint32_t* from = words + lane_slot(env, 0, kWords, lanes);
+    char* to = (char*)&out;
+    for (size_t w = 0; w < kWords; ++w) copy_word(to + 4 * w, from + w * lanes);
+  }
+  CULE_HD void store(int env, const T& in) const {
+    uint32_t* to = words + lane_slot(env, 0, kWords, lanes);
+    const char* from = (const char*)&in;
+    for (size_t w = 0; w < kWords; ++w) copy_word(to + w * lanes, from + 4 * w);
+  }
+};
+
 // The next free slot of a list that a kernel's threads append to.
 CULE_HD int32_t claim_slot(int32_t* count) {
 #if defined(__CUDA_ARCH__)

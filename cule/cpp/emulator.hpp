@@ -238,8 +238,8 @@ class BasicEmulator {
     b.palette_gray = palette_gray_;
     b.cache = StartStates{cache_machines_.data(), cache_envs_.data(), cache_screens_.data(), cache_frames_.data(),
                           (int32_t)cache_machines_.size()};
-    b.machines = machines_.data();
-    b.envs = envs_.data();
+    b.machines = lanes_of(machines_);
+    b.envs = lanes_of(envs_);
     b.vstates = vstates_.data();
     b.results = results_.data();
     b.buffers = buffers_.data();
@@ -247,8 +247,9 @@ class BasicEmulator {
     b.stacks = stacks_.data();
     b.stack_index = stack_index_.data();
     b.final_stacks = final_.empty() ? nullptr : final_.data();
-    b.saved_machines = saved_machines_.data();
-    b.saved_envs = saved_envs_.data();
+    b.saved_machines = lanes_of(saved_machines_);
+    b.saved_envs = lanes_of(saved_envs_);
+    b.lanes = 1;
     b.frame_bytes = frame_bytes();
     b.raw_bytes = raw_bytes_;
     b.obs_bytes = obs_bytes_;
@@ -256,7 +257,8 @@ class BasicEmulator {
   }
 
   // For device backends: every array a BatchView points at, with its host
-  // contents (copied to the device once) ...
+  // contents (copied to the device once; the lane arrays, named by
+  // lane_arrays(), are rearranged into lane layout on the way) ...
   struct ArrayRef {
     const char* name;
     void* data;
@@ -289,6 +291,17 @@ class BasicEmulator {
             ref("saved_envs", saved_envs_)};
   }
 
+  // The arrays of one struct per environment that device batches keep in
+  // lane layout (common.hpp), with the struct's bytes.
+  static std::map<std::string, size_t> lane_arrays() {
+    return {{"machines", sizeof(Machine)},
+            {"envs", sizeof(EnvState)},
+            {"saved_machines", sizeof(Machine)},
+            {"saved_envs", sizeof(EnvState)}};
+  }
+  // Environments a lane-laid array holds room for: whole tiles.
+  size_t lane_padded_envs() const { return ((size_t)n_ + kDeviceLanes - 1) / kDeviceLanes * kDeviceLanes; }
+
   // The render log's arrays (a device backend allocates them where its
   // kernels run; nothing is kept here): turned on with room for `frames`
   // frame records and `accesses` TIA accesses per environment.
@@ -298,13 +311,14 @@ class BasicEmulator {
     log_accesses_ = accesses;
     return {{"render_logs", (size_t)n_ * sizeof(RenderLog)},
             {"log_frames", (size_t)n_ * frames * sizeof(FrameRecord)},
-            {"log_accesses", (size_t)n_ * accesses * sizeof(TiaAccess)}};
+            {"log_accesses", lane_padded_envs() * accesses * sizeof(TiaAccess)}};
   }
 
   // ... and the BatchView with each array at the address given for its name
-  // (arrays without an address, or empty ones, become null).
+  // (arrays without an address, or empty ones, become null), the lane arrays
+  // and the access log in layout `lanes`.
   template <class Lookup>
-  BatchView view_at(Lookup&& address_of) {
+  BatchView view_at(Lookup&& address_of, uint32_t lanes) {
     BatchView b = view();
     auto at = [&](const char* name) -> void* { return (void*)(uintptr_t)address_of(name); };
     const AreaTap* taps = taps_.data();
@@ -320,8 +334,10 @@ class BasicEmulator {
     b.cache.envs = (const EnvState*)at("cache_envs");
     b.cache.screens = (const uint8_t*)at("cache_screens");
     b.cache.first_frames = (const uint8_t*)at("cache_frames");
-    b.machines = (Machine*)at("machines");
-    b.envs = (EnvState*)at("envs");
+    if (lanes == 0) throw std::invalid_argument("lanes must be positive");
+    b.lanes = lanes;
+    b.machines = LaneArray<Machine>{(uint32_t*)at("machines"), lanes};
+    b.envs = LaneArray<EnvState>{(uint32_t*)at("envs"), lanes};
     b.vstates = (VectorState*)at("vstates");
     b.results = (EnvResult*)at("results");
     b.buffers = (uint8_t*)at("buffers");
@@ -329,8 +345,8 @@ class BasicEmulator {
     b.stacks = (uint8_t*)at("stacks");
     b.stack_index = (int32_t*)at("stack_index");
     b.final_stacks = final_.empty() ? nullptr : (uint8_t*)at("final_stacks");
-    b.saved_machines = (Machine*)at("saved_machines");
-    b.saved_envs = (EnvState*)at("saved_envs");
+    b.saved_machines = LaneArray<Machine>{(uint32_t*)at("saved_machines"), lanes};
+    b.saved_envs = LaneArray<EnvState>{(uint32_t*)at("saved_envs"), lanes};
     b.logs = (RenderLog*)at("render_logs");
     b.log_frames = (FrameRecord*)at("log_frames");
     b.log_accesses = (TiaAccess*)at("log_accesses");
@@ -355,9 +371,9 @@ class BasicEmulator {
     if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
     const BatchView b = view();
     with_cart(settings_.cart, [&](auto cart) {
-      using Env = VectorEnv<decltype(cart), GameSet>;
       parallel_for(num_threads, count, [&](int i) {
-        Env{b, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
+        EnvCopy<decltype(cart), GameSet> copy{b, ids[i]};
+        (*copy).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
       });
     });
   }
@@ -369,8 +385,8 @@ class BasicEmulator {
               int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
     for (int i = 0; i < count; ++i) check(ids[i]);
     const BatchView b = view();
-    for (int i = 0; i < count; ++i)  // copies only: any mapper will do
-      VectorEnv<Cart4K, GameSet>{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
+    for (int i = 0; i < count; ++i)
+      EnvFrames{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
                                                    episode_frame_numbers, final_obs);
   }
 
@@ -405,7 +421,10 @@ class BasicEmulator {
   void with_env(int env, F&& f) {
     check(env);
     const BatchView b = view();
-    with_cart(settings_.cart, [&](auto cart) { f(VectorEnv<decltype(cart), GameSet>{b, env}); });
+    with_cart(settings_.cart, [&](auto cart) {
+      EnvCopy<decltype(cart), GameSet> copy{b, env};
+      f(*copy);
+    });
   }
 
   // reset_mode "cache": entry k is ALE's reset (reset_game, FIRE) followed
@@ -426,8 +445,8 @@ class BasicEmulator {
         e.load((uint32_t)seed, opt_.default_mode, 0);
         e.set_mode(opt_.mode, opt_.difficulty);
         e.ale_reset(k % (opt_.noop_max > 0 ? opt_.noop_max : 1));
-        machines.push_back(machines_[0]);
-        envs.push_back(envs_[0]);
+        machines.push_back(e.m);
+        envs.push_back(e.s);
         screens.insert(screens.end(), buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
         const size_t at = frames.size();
         frames.resize(at + raw_bytes_);
@@ -462,6 +481,12 @@ class BasicEmulator {
       rom_.tia = final_config;
       console::system_reset<Cart>(power_on_, rom_, final_config, nullptr);
     });
+  }
+
+  // The host's lane arrays: one struct after another (lanes = 1).
+  template <class T>
+  static LaneArray<T> lanes_of(std::vector<T>& v) {
+    return LaneArray<T>{reinterpret_cast<uint32_t*>(v.data()), 1};
   }
 
   std::vector<uint8_t> image_;

@@ -34,6 +34,8 @@ struct EnvState {
   uint8_t mode_error;          // set_mode gave up
   uint8_t pad_;
 };
+// VectorEnv::cached_reset copies a start state's fields after the RNG.
+static_assert(__builtin_offsetof(EnvState, game) == sizeof(Mt19937), "EnvState's RNG must come first");
 
 // Fixed for a batch: the ROM's wiring and ALE's settings.
 struct EnvConfig {

@@ -49,12 +49,21 @@ struct RenderLog {
   uint32_t peak_accesses;   // the most accesses a recorded step used
 };
 
+// One environment's accesses in the lane-laid access log (common.hpp):
+// access i at base[i * lanes]. The render pass replays a warp's logs in step,
+// so its reads coalesce.
+struct AccessSlice {
+  TiaAccess* base;
+  uint32_t lanes;
+  CULE_HD TiaAccess& operator[](uint32_t i) const { return base[(size_t)i * lanes]; }
+};
+
 // The recording side, over one environment's slices of the log arrays; the
 // console's bus calls read() and write() for its TIA accesses.
 struct FrameRecorder {
   RenderLog* log;
   FrameRecord* frames;
-  TiaAccess* accesses;
+  AccessSlice accesses;
   uint32_t frame_capacity, access_capacity;
 
   CULE_HD void clear() {
@@ -109,7 +118,7 @@ namespace tia {
 
 // Draws a recorded frame into its buffer (of the two at `buffers`, the one
 // the TIA had current) and returns that buffer.
-CULE_PHASE uint8_t* replay(const FrameRecord& r, const TiaAccess* accesses, uint8_t* buffers, uint32_t frame_bytes) {
+CULE_PHASE uint8_t* replay(const FrameRecord& r, AccessSlice accesses, uint8_t* buffers, uint32_t frame_bytes) {
   Tia t = r.start;
   uint8_t* frame = buffers + (size_t)t.current_buffer * frame_bytes;
   for (uint32_t i = r.first; i < r.first + r.count; ++i) {

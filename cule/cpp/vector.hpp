@@ -67,7 +67,8 @@ struct StartStates {
 
 // A batch: what every environment shares, and per-environment arrays indexed
 // by environment. Plain data with pointers, so the CUDA backend copies it to
-// the device as it is.
+// the device as it is. The consoles and ALE states, the state a step works
+// on most, are lane arrays (common.hpp), laid out for coalescing on devices.
 struct BatchView {
   RomView rom;
   EnvConfig cfg;
@@ -77,8 +78,8 @@ struct BatchView {
   const uint8_t* palette_rgb;   // [256][3]
   const uint8_t* palette_gray;  // [256]
   StartStates cache;
-  Machine* machines;
-  EnvState* envs;
+  LaneArray<Machine> machines;
+  LaneArray<EnvState> envs;
   VectorState* vstates;
   EnvResult* results;
   uint8_t* buffers;        // [N][2][frame_bytes] TIA frames, palette indices
@@ -87,52 +88,155 @@ struct BatchView {
   int32_t* stack_index;    // [N] the ring's next slot
   uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
   // [N] room for a step's snapshot: in global memory, a kernel thread would
-  // otherwise hold 3 KB of copies in local memory.
-  Machine* saved_machines;
-  EnvState* saved_envs;
+  // otherwise hold 3 KB more of copies in local memory.
+  LaneArray<Machine> saved_machines;
+  LaneArray<EnvState> saved_envs;
   uint32_t frame_bytes, raw_bytes, obs_bytes;
   // The CUDA backend's render pass (render_log.hpp): steps record their
   // frames here and cule_render draws them. Null on the CPU backend, whose
   // steps draw as they go.
   RenderLog* logs;            // [N]
   FrameRecord* log_frames;    // [N][log_frame_capacity]
-  TiaAccess* log_accesses;    // [N][log_access_capacity]
+  TiaAccess* log_accesses;    // [N][log_access_capacity] in lane layout
   uint32_t log_frame_capacity, log_access_capacity;
+  uint32_t lanes;  // the lane arrays' layout (common.hpp): 1 on the CPU backend
 };
 
-template <class Cart, class Games>
-struct VectorEnv {
+// The pixel side of one environment: its TIA buffers, captured frames and
+// observation stack. It needs no console state, so cule_render and
+// cule_gather use it alone.
+struct EnvFrames {
   const BatchView& b;
   int env;
 
-  CULE_HD Machine& machine() const { return b.machines[env]; }
-  CULE_HD EnvState& state() const { return b.envs[env]; }
-  CULE_HD VectorState& vstate() const { return b.vstates[env]; }
   CULE_HD uint8_t* buffers() const { return b.buffers + (size_t)env * 2 * b.frame_bytes; }
   CULE_HD uint8_t* raw(int k) const { return b.raw + ((size_t)env * 2 + k) * b.raw_bytes; }
   CULE_HD uint32_t stacked_bytes() const { return (uint32_t)b.opt.stack_num * b.obs_bytes; }
   CULE_HD uint8_t* stack() const { return b.stacks + (size_t)env * stacked_bytes(); }
-  CULE_HD AleEnv<Cart, Games> ale(bool draw) const {
-    return AleEnv<Cart, Games>{machine(), state(), b.rom, b.cfg, draw ? buffers() : nullptr};
-  }
   CULE_HD FrameRecorder recorder() const {
     return FrameRecorder{b.logs + env, b.log_frames + (size_t)env * b.log_frame_capacity,
-                         b.log_accesses + (size_t)env * b.log_access_capacity, b.log_frame_capacity,
-                         b.log_access_capacity};
+                         AccessSlice{b.log_accesses + lane_slot(env, 0, b.log_access_capacity, b.lanes), b.lanes},
+                         b.log_frame_capacity, b.log_access_capacity};
   }
-  CULE_HD const uint8_t* screen() const {
-    return buffers() + (size_t)machine().tia.current_buffer * b.frame_bytes;
+  CULE_HD void palette(const uint8_t* indices, uint8_t* out) const {
+    preprocess::apply_palette(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb, out);
   }
-  CULE_HD int lives() const { return Games::lives(b.cfg.game, state().game); }
+
+  // A step's captured frames into raw(1) and raw(0). The newest frame comes
+  // last (k = 0); pooling it with the one before as it is converted saves
+  // process_screen a pass. With a recorder the frame is not drawn yet: the
+  // capture is noted on its record, and render() makes it after the replay.
+  struct Captures {
+    const EnvFrames& v;
+    FrameRecorder* recorder;
+    bool pooled = false, have_before = false;
+
+    CULE_HD void operator()(int k, const uint8_t* indices) {
+      if (recorder) {
+        if (FrameRecord* r = recorder->current()) r->captures |= (uint8_t)(1u << k);
+        return;
+      }
+      const BatchView& b = v.b;
+      if (k == 0 && b.opt.maxpool && have_before) {
+        preprocess::apply_palette_max(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb,
+                                      v.raw(1), v.raw(0));
+        pooled = true;
+      } else {
+        v.palette(indices, v.raw(k));
+        have_before = have_before || k == 1;
+      }
+    }
+    // The step runs again: it captures the same frames again, superseding
+    // these (the frames stay recorded: their pixels may show through rows a
+    // short frame does not reach).
+    CULE_HD void restart() {
+      pooled = have_before = false;
+      if (recorder)
+        for (uint32_t f = 0; f < recorder->log->frames; ++f) recorder->frames[f].captures = 0;
+    }
+  };
+
+  // cule_render: draws the frames the last step recorded, then makes its
+  // captures and processes the screen as step() would have.
+  CULE_PHASE void render() {
+    RenderLog& log = b.logs[env];
+    if (!log.pending) return;
+    log.pending = 0;
+    const FrameRecorder rec = recorder();
+    Captures capture{*this, nullptr};
+    for (uint32_t f = 0; f < log.frames; ++f) {
+      const FrameRecord& r = rec.frames[f];
+      const uint8_t* screen = tia::replay(r, rec.accesses, buffers(), b.frame_bytes);
+      for (int k = 0; k < 2; ++k)
+        if (r.captures & (1u << k)) capture(k, screen);
+    }
+    process_screen(capture.pooled);
+  }
+
+  // PreprocessedEnv::process_screen: max-pool into the newest raw frame
+  // (unless the capture did), resize into the stack's next slot.
+  CULE_PHASE void process_screen(bool pooled) {
+    uint8_t* newest = raw(0);
+    if (b.opt.maxpool && !pooled) preprocess::max_in_place(newest, raw(1), (int)b.raw_bytes);
+    float scratch[2 * kScreenWidth * 3];
+    int32_t& slot = b.stack_index[env];
+    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, scratch);
+    slot = (slot + 1) % b.opt.stack_num;
+  }
+
+  // The ring as a stack, oldest frame first.
+  CULE_HD void linearize(uint8_t* out) const {
+    const uint8_t* ring = stack();
+    const int32_t next = b.stack_index[env];
+    for (int i = 0; i < b.opt.stack_num; ++i) {
+      const uint8_t* from = ring + (size_t)((next + i) % b.opt.stack_num) * b.obs_bytes;
+      uint8_t* to = out + (size_t)i * b.obs_bytes;
+      for (uint32_t j = 0; j < b.obs_bytes; ++j) to[j] = from[j];
+    }
+  }
+
+  // One environment's latest result into batch position `i` of the outputs.
+  CULE_PHASE void gather(int i, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
+                      int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
+    const EnvResult& r = b.results[env];
+    const size_t bytes = stacked_bytes();
+    linearize(obs + i * bytes);
+    rewards[i] = r.reward;
+    terminated[i] = r.terminated;
+    truncated[i] = r.truncated;
+    lives[i] = r.lives;
+    frame_numbers[i] = r.frame_number;
+    episode_frame_numbers[i] = r.episode_frame_number;
+    if (final_obs) {
+      uint8_t* to = final_obs + i * bytes;
+      const uint8_t* from = b.final_stacks && (r.terminated || r.truncated) ? b.final_stacks + (size_t)env * bytes
+                                                                            : nullptr;
+      for (size_t j = 0; j < bytes; ++j) to[j] = from ? from[j] : 0;
+    }
+  }
+};
+
+// The state side of one environment: ALE and the vector env's steps and
+// resets over working copies of its console and ALE state (EnvCopy).
+template <class Cart, class Games>
+struct VectorEnv : EnvFrames {
+  Machine& m;
+  EnvState& s;
+
+  CULE_HD VectorState& vstate() const { return b.vstates[env]; }
+  CULE_HD AleEnv<Cart, Games> ale(bool draw) const {
+    return AleEnv<Cart, Games>{m, s, b.rom, b.cfg, draw ? buffers() : nullptr};
+  }
+  CULE_HD const uint8_t* screen() const { return buffers() + (size_t)m.tia.current_buffer * b.frame_bytes; }
+  CULE_HD int lives() const { return Games::lives(b.cfg.game, s.game); }
   CULE_HD bool game_over() const { return ale(false).game_over(); }
 
   // ALE's loadROM: a freshly built console, the environment RNG seeded, the
   // mode and difficulty stored, then reset_game.
   CULE_PHASE void load(uint32_t seed, int mode, int difficulty) {
-    machine() = *b.power_on;
+    m = *b.power_on;
     uint8_t* frames = buffers();
     for (uint32_t i = 0; i < 2 * b.frame_bytes; ++i) frames[i] = 0;
-    EnvState& s = state();
     s = EnvState{};
     s.rng.seed(seed);
     s.ale.mode = (uint16_t)mode;
@@ -143,15 +247,11 @@ struct VectorEnv {
   }
   // ALE's setMode / setDifficulty: stored, applied by the next reset_game.
   CULE_HD void set_mode(int mode, int difficulty) {
-    state().ale.mode = (uint16_t)mode;
-    state().ale.difficulty = (uint8_t)difficulty;
+    s.ale.mode = (uint16_t)mode;
+    s.ale.difficulty = (uint8_t)difficulty;
   }
   CULE_HD void reset_game() { ale(true).reset_game(); }
   CULE_HD int act(int action_a, int action_b, bool draw = true) { return ale(draw).act(action_a, action_b); }
-
-  CULE_HD void palette(const uint8_t* indices, uint8_t* out) const {
-    preprocess::apply_palette(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb, out);
-  }
 
   // ALE's reset_game, FIRE when asked for, then `noops` - FIRE NOOPs (a game
   // that ends during them is reset again).
@@ -170,13 +270,12 @@ struct VectorEnv {
   // state's frames).
   CULE_PHASE void cached_reset() {
     const int k = (int)uniform_below(vstate().noop_rng, (uint32_t)b.cache.count);
-    EnvState& s = state();
-    Mt19937& rng = b.saved_envs[env].rng;
-    rng = s.rng;
     const int32_t frames = s.frame_number;
-    machine() = b.cache.machines[k];
-    s = b.cache.envs[k];
-    s.rng = rng;
+    m = b.cache.machines[k];
+    // Everything of the start state's EnvState after its RNG, the first member.
+    const char* from = (const char*)&b.cache.envs[k];
+    char* to = (char*)&s;
+    for (size_t i = sizeof(Mt19937); i < sizeof(EnvState); ++i) to[i] = from[i];
     s.frame_number = frames + b.cache.envs[k].episode_frame_number;
     const uint8_t* screens = b.cache.screens + (size_t)k * 2 * b.frame_bytes;
     uint8_t* frames_out = buffers();
@@ -209,46 +308,11 @@ struct VectorEnv {
     for (uint32_t i = 0; i < stacked_bytes(); ++i) ring[i] = 0;
     b.stack_index[env] = 0;
     process_screen(false);
-    EnvState& s = state();
     s.elapsed_steps = 0;
     s.lives = lives();
     v.reward = 0;
     v.game_over = v.truncated = v.life_lost = 0;
   }
-
-  // A step's captured frames into raw(1) and raw(0). The newest frame comes
-  // last (k = 0); pooling it with the one before as it is converted saves
-  // process_screen a pass. With a recorder the frame is not drawn yet: the
-  // capture is noted on its record, and render() makes it after the replay.
-  struct Captures {
-    const VectorEnv& v;
-    FrameRecorder* recorder;
-    bool pooled = false, have_before = false;
-
-    CULE_HD void operator()(int k, const uint8_t* indices) {
-      if (recorder) {
-        if (FrameRecord* r = recorder->current()) r->captures |= (uint8_t)(1u << k);
-        return;
-      }
-      const BatchView& b = v.b;
-      if (k == 0 && b.opt.maxpool && have_before) {
-        preprocess::apply_palette_max(indices, (int)b.frame_bytes, b.opt.grayscale, b.palette_gray, b.palette_rgb,
-                                      v.raw(1), v.raw(0));
-        pooled = true;
-      } else {
-        v.palette(indices, v.raw(k));
-        have_before = have_before || k == 1;
-      }
-    }
-    // The step runs again: it captures the same frames again, superseding
-    // these (the frames stay recorded: their pixels may show through rows a
-    // short frame does not reach).
-    CULE_HD void restart() {
-      pooled = have_before = false;
-      if (recorder)
-        for (uint32_t f = 0; f < recorder->log->frames; ++f) recorder->frames[f].captures = 0;
-    }
-  };
 
   // PreprocessedEnv::step. Frames are drawn only when captured; if a step
   // turns out to contain a frame that ended above the window's last line
@@ -258,11 +322,14 @@ struct VectorEnv {
   // frames are recorded instead, and cule_render draws and processes them;
   // a step that does not fit the log runs again drawing as it goes.
   CULE_PHASE void step(int action) {
-    EnvState& s = state();
-    Machine& machine_before = b.saved_machines[env];
-    EnvState& state_before = b.saved_envs[env];
-    machine_before = machine();
-    state_before = s;
+    b.saved_machines.store(env, m);
+    b.saved_envs.store(env, s);
+    const int32_t short_frames_before = s.short_frames;
+    const bool draw_all_before = s.draw_all;
+    auto restore = [&] {
+      b.saved_machines.load(env, m);
+      b.saved_envs.load(env, s);
+    };
     const VectorOptions& o = b.opt;
     // gymnasium steps may show a frame from before the step: drawn inline.
     FrameRecorder rec = recorder();
@@ -278,22 +345,20 @@ struct VectorEnv {
       if (e.recorder && rec.log->overflow) {  // from the start, drawing
         e.recorder = capture.recorder = nullptr;
         capture.restart();
-        machine() = machine_before;
-        s = state_before;
+        restore();
         again = false;
         continue;
       }
       if (again) break;
-      const bool short_frame = s.short_frames != state_before.short_frames;
+      const bool short_frame = s.short_frames != short_frames_before;
       // gymnasium shows the last frame ALE emulated, which is not the step's
       // last when the episode ended inside it.
       const bool ended_early = o.gymnasium && (over || trunc);
-      if (state_before.draw_all || !(short_frame || ended_early)) break;
+      if (draw_all_before || !(short_frame || ended_early)) break;
       again = true;
       short_first = short_frame;
       capture.restart();
-      machine() = machine_before;
-      s = state_before;
+      restore();
       s.draw_all = 1;
     }
     if (again) {
@@ -317,39 +382,11 @@ struct VectorEnv {
     process_screen(capture.pooled);
   }
 
-  // cule_render: draws the frames the last step recorded, then makes its
-  // captures and processes the screen as step() would have.
-  CULE_PHASE void render() {
-    RenderLog& log = b.logs[env];
-    if (!log.pending) return;
-    log.pending = 0;
-    const FrameRecorder rec = recorder();
-    Captures capture{*this, nullptr};
-    for (uint32_t f = 0; f < log.frames; ++f) {
-      const FrameRecord& r = rec.frames[f];
-      const uint8_t* screen = tia::replay(r, rec.accesses, buffers(), b.frame_bytes);
-      for (int k = 0; k < 2; ++k)
-        if (r.captures & (1u << k)) capture(k, screen);
-    }
-    process_screen(capture.pooled);
-  }
-
-  // PreprocessedEnv::process_screen: max-pool into the newest raw frame
-  // (unless the capture did), resize into the stack's next slot.
-  CULE_PHASE void process_screen(bool pooled) {
-    uint8_t* newest = raw(0);
-    if (b.opt.maxpool && !pooled) preprocess::max_in_place(newest, raw(1), (int)b.raw_bytes);
-    float scratch[2 * kScreenWidth * 3];
-    int32_t& slot = b.stack_index[env];
-    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, scratch);
-    slot = (slot + 1) % b.opt.stack_num;
-  }
-
   // PreprocessedEnv::is_episode_over.
   CULE_HD bool episode_over() const {
     const VectorState& v = vstate();
     if (b.opt.gymnasium) return v.game_over || v.truncated;
-    return v.game_over || state().elapsed_steps >= b.opt.max_episode_steps || (b.opt.episodic_life && v.life_lost);
+    return v.game_over || s.elapsed_steps >= b.opt.max_episode_steps || (b.opt.episodic_life && v.life_lost);
   }
 
   // PreprocessedEnv::write_to, minus the stack (gather linearizes it).
@@ -362,22 +399,11 @@ struct VectorEnv {
       r.truncated = v.truncated;
     } else {
       r.terminated = v.game_over || ((b.opt.life_loss_info || b.opt.episodic_life) && v.life_lost);
-      r.truncated = state().elapsed_steps >= b.opt.max_episode_steps && !r.terminated;
+      r.truncated = s.elapsed_steps >= b.opt.max_episode_steps && !r.terminated;
     }
-    r.lives = state().lives;
-    r.frame_number = state().frame_number;
-    r.episode_frame_number = state().episode_frame_number;
-  }
-
-  // The ring as a stack, oldest frame first.
-  CULE_HD void linearize(uint8_t* out) const {
-    const uint8_t* ring = stack();
-    const int32_t next = b.stack_index[env];
-    for (int i = 0; i < b.opt.stack_num; ++i) {
-      const uint8_t* from = ring + (size_t)((next + i) % b.opt.stack_num) * b.obs_bytes;
-      uint8_t* to = out + (size_t)i * b.obs_bytes;
-      for (uint32_t j = 0; j < b.obs_bytes; ++j) to[j] = from[j];
-    }
+    r.lives = s.lives;
+    r.frame_number = s.frame_number;
+    r.episode_frame_number = s.episode_frame_number;
   }
 
   // EnvVectorizer::execute_env: a forced reset (with `seed`), or a step
@@ -424,26 +450,31 @@ struct VectorEnv {
     b.results[env].terminated = ended.terminated;
     b.results[env].truncated = ended.truncated;
   }
+};
 
-  // One environment's latest result into batch position `i` of the outputs.
-  CULE_PHASE void gather(int i, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
-                      int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
-    const EnvResult& r = b.results[env];
-    const size_t bytes = stacked_bytes();
-    linearize(obs + i * bytes);
-    rewards[i] = r.reward;
-    terminated[i] = r.terminated;
-    truncated[i] = r.truncated;
-    lives[i] = r.lives;
-    frame_numbers[i] = r.frame_number;
-    episode_frame_numbers[i] = r.episode_frame_number;
-    if (final_obs) {
-      uint8_t* to = final_obs + i * bytes;
-      const uint8_t* from = b.final_stacks && (r.terminated || r.truncated) ? b.final_stacks + (size_t)env * bytes
-                                                                            : nullptr;
-      for (size_t j = 0; j < bytes; ++j) to[j] = from ? from[j] : 0;
-    }
+// One environment's console and ALE state checked out of the batch's lane
+// arrays into working copies, and written back when it goes out of scope.
+// On the device the copies sit in the thread's local memory, which the
+// hardware interleaves across a warp's threads as the lane arrays are, so
+// the emulation's own loads and stores coalesce too.
+template <class Cart, class Games>
+struct EnvCopy {
+  const BatchView& b;
+  const int env;
+  Machine m;
+  EnvState s;
+
+  CULE_HD EnvCopy(const BatchView& batch, int id) : b(batch), env(id) {
+    b.machines.load(env, m);
+    b.envs.load(env, s);
   }
+  CULE_HD ~EnvCopy() {
+    b.machines.store(env, m);
+    b.envs.store(env, s);
+  }
+  EnvCopy(const EnvCopy&) = delete;
+  EnvCopy& operator=(const EnvCopy&) = delete;
+  CULE_HD VectorEnv<Cart, Games> operator*() { return VectorEnv<Cart, Games>{{b, env}, m, s}; }
 };
 
 }  // namespace cule

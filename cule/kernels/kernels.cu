@@ -20,7 +20,9 @@
 #define CULE_GAMES cule::Games
 #endif
 
-// A step is four launches on one stream, each one thread per environment:
+// A step is four launches on one stream, each one thread per environment
+// (the state update and the resets on working copies of the environment's
+// console and ALE state, loaded from lane-laid arrays: vector.hpp EnvCopy):
 //   cule_run     the state update: ALE's frames with the TIA drawing nothing;
 //                the frames a step captures are recorded (render_log.hpp),
 //                and environments whose episode is over are listed for reset;
@@ -38,8 +40,8 @@ CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t c
                      const int64_t* seeds, int32_t force_reset, int32_t* reset_list, int32_t* reset_count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.run(actions ? actions[i] : 0, seeds ? seeds[i] : -1,
-                                                             force_reset != 0, reset_list, reset_count);
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i]};
+  (*env).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0, reset_list, reset_count);
 }
 
 // The render pass over the same environments: those whose step recorded
@@ -47,7 +49,7 @@ CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t c
 CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_t count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.render();
+  cule::EnvFrames{*batch, ids[i]}.render();
 }
 
 // The resets cule_run listed; launched with at least as many threads as
@@ -55,7 +57,8 @@ CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_
 CULE_KERNEL cule_reset(const cule::BatchView* batch, const int32_t* reset_list, const int32_t* reset_count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= *reset_count) return;
-  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, reset_list[i]}.end_episode();
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, reset_list[i]};
+  (*env).end_episode();
 }
 
 // The listed environments' observations (stacked, oldest first), rewards,
@@ -65,6 +68,6 @@ CULE_KERNEL cule_gather(const cule::BatchView* batch, const int32_t* ids, int32_
                         int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::VectorEnv<CULE_CART, CULE_GAMES>{*batch, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives,
-                                                                frame_numbers, episode_frame_numbers, final_obs);
+  cule::EnvFrames{*batch, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
+                                         episode_frame_numbers, final_obs);
 }
