@@ -1,9 +1,13 @@
 """The CUDA kernels compile with the installed nvcc (issue 6); ptxas's figures go into the test summary.
 
 Skipped where there is no nvcc. sm_70 is listed as unsupported by CUDA 13's
-nvcc rather than compiled; sm_75, sm_80 and sm_90 must compile.
+nvcc rather than compiled; sm_75, sm_80 and sm_90 must compile, and on sm_80
+and sm_90 neither the kernels nor the out-of-line functions they call may
+spill (kernels.cu's register budget, __maxnreg__, needs nvcc 12.4 or later).
 """
+import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -11,6 +15,12 @@ from cule.kernels.__main__ import compile_report
 from conftest import report
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
+
+
+def _nvcc_version() -> tuple[int, int]:
+    out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def test_kernels_compile_for_each_architecture():
@@ -26,6 +36,11 @@ def test_kernels_compile_for_each_architecture():
         for name, r in sorted(kernels.items()):
             lines.append(f"{arch} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"
                          f"{r.get('spill_loads', 0)} B, stack {r.get('stack', 0)} B ({r['seconds']:.0f} s)")
+        if arch in ("sm_80", "sm_90") and _nvcc_version() >= (12, 4):
+            for name, r in kernels.items():
+                spilled = [r.get(k, 0) for k in ("spill_stores", "spill_loads", "callee_spill_stores",
+                                                 "callee_spill_loads")]
+                assert not any(spilled), f"{arch} {name} spills (kernel st/ld, callees st/ld): {spilled}"
     report("CUDA kernels: nvcc/ptxas per architecture (mapper 2K, pong)", "\n".join(lines))
 
 

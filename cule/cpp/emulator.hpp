@@ -386,8 +386,8 @@ class BasicEmulator {
     for (int i = 0; i < count; ++i) check(ids[i]);
     const BatchView b = view();
     for (int i = 0; i < count; ++i)
-      EnvFrames{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
-                                                   episode_frame_numbers, final_obs);
+      EnvFrames{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers, episode_frame_numbers,
+                                  final_obs);
   }
 
   const Machine& machine(int env) const { return machines_[check(env)]; }

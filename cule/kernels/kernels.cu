@@ -12,9 +12,22 @@
 #include "games/registry.hpp"
 
 #ifndef CULE_KERNEL
-// At least 64 threads per block (a warp's worth of environments twice);
-// the bound lets ptxas budget registers for it.
+// The register budget of a kernel and everything it calls. By default ptxas
+// gives a kernel that calls out-of-line code (the CULE_PHASE functions) 96
+// registers on sm_80, whatever -maxrregcount or __launch_bounds__ say, and
+// the register saves around those calls spill (up to 150/176 bytes in one
+// function). __maxnreg__ (CUDA 12.4+) sets the budget for the whole call
+// tree: at 168 nothing spills (cule_run takes about 152; at 136 it spills
+// again), and an SM still holds six blocks of 64 threads (cule/backends/
+// cuda.py launches 64, a warp's worth of environments twice). Older
+// compilers get the launch bound instead.
+#define CULE_MAX_REGISTERS 168
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define CULE_KERNEL extern "C" __global__ void __maxnreg__(CULE_MAX_REGISTERS)
+#else
 #define CULE_KERNEL extern "C" __global__ void __launch_bounds__(64)
+#endif
 #endif
 #ifndef CULE_GAMES
 #define CULE_GAMES cule::Games
