@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import cule
-from cule import _core
 from cule.backends import cuda
 from conftest import report
 
@@ -132,8 +131,9 @@ def test_device_state_is_in_lane_layout():
         a = torch.from_numpy(rng.integers(0, 4, size=n))
         cpu.step(a), shim.step(a)
     host = cpu.emulator.arrays()
-    assert set(_core.lane_arrays) == {"machines", "envs", "saved_machines", "saved_envs"}
-    for name, item in _core.lane_arrays.items():
+    lane_arrays = shim.emulator.lane_arrays()
+    assert set(lane_arrays) == {"machines", "envs", "saved_machines", "saved_envs"}
+    for name, item in lane_arrays.items():
         words = host[name].view(np.uint32).reshape(n, item // 4)
         tiles = np.zeros((2 * lanes, item // 4), np.uint32)
         tiles[:n] = words

@@ -4,7 +4,7 @@ The host ``cule._core.Emulator`` builds every array once (power-on state,
 ROM, palettes, resize taps, per-environment state); they are copied to the
 device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
 addresses is copied beside them. The per-environment consoles and ALE states
-(``_core.lane_arrays``) are kept in lane layout (cule/cpp/common.hpp): tiles
+(``Emulator.lane_arrays()``) are kept in lane layout (cule/cpp/common.hpp): tiles
 of a warp's 32 environments, word w of lane l at tile word 32 w + l, so that a
 warp's loads of one field coalesce. From then on a step is four kernel launches
 on torch's current stream (kernels.cu: cule_run, the state update, which
@@ -138,6 +138,7 @@ class DeviceBatch:
         self.launcher = launcher
         self.obs_shape = obs_shape
         self.arrays: dict[str, torch.Tensor] = {}
+        self._lane_items = emulator.lane_arrays()  # name -> bytes per struct
         # The render log: a step records at most its frameskip frames twice
         # (the first try and the redraw after a short frame).
         log_bytes = emulator.render_log_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
@@ -152,7 +153,7 @@ class DeviceBatch:
         """Copies the host arrays (all, or `names`) to the device and rebuilds the BatchView."""
         for name, host in self.emulator.arrays().items():
             if names is None or name in names:
-                item = _core.lane_arrays.get(name)
+                item = self._lane_items.get(name)
                 data = host.copy() if item is None else _core.to_lanes(host, item, LANES)
                 self.arrays[name] = torch.from_numpy(data).to(self.device)
         addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
@@ -194,5 +195,5 @@ class DeviceBatch:
         """A device array's bytes on the host, a lane array's one struct after another as on the host
         (debugging and raw access only: it synchronises)."""
         data = self.arrays[name].cpu().numpy()
-        item = _core.lane_arrays.get(name)
+        item = self._lane_items.get(name)
         return data if item is None else _core.from_lanes(data, item, LANES, self.emulator.num_envs)

@@ -189,7 +189,7 @@ PYBIND11_MODULE(_core, m) {
   // Lane layout (common.hpp) for the device copies of the lane arrays:
   // the conversions use the kernels' own lane_slot.
   m.attr("device_lanes") = cule::kDeviceLanes;
-  m.attr("lane_arrays") = cule::Emulator::lane_arrays();
+
   m.def("to_lanes", [](py::array_t<uint8_t, py::array::c_style> structs, size_t item_bytes, uint32_t lanes) {
     if (item_bytes == 0 || item_bytes % 4 || structs.size() % item_bytes || lanes == 0)
       throw std::invalid_argument("to_lanes: whole structs of whole 4-byte words, and lanes > 0");
@@ -324,6 +324,8 @@ PYBIND11_MODULE(_core, m) {
       }, py::arg("addresses"), py::arg("lanes"),
          "The bytes of a BatchView whose arrays are at the given addresses (name -> address), the lane arrays "
          "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices).")
+      .def("lane_arrays", &cule::Emulator::lane_arrays,
+           "The arrays that device batches keep in lane layout (cule/cpp/common.hpp): name -> bytes per struct.")
       .def("render_log_arrays", &cule::Emulator::render_log_arrays, py::arg("frames_per_env"),
            py::arg("accesses_per_env"),
            "Turns on the render log of device batches (render_log.hpp): the bytes of each of its arrays, by name, "

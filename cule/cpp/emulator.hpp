@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -265,39 +266,23 @@ class BasicEmulator {
     size_t bytes;
   };
   std::vector<ArrayRef> arrays() {
-    auto ref = [](const char* name, auto& v) {
-      return ArrayRef{name, (void*)v.data(), v.size() * sizeof(v[0])};
-    };
-    return {ArrayRef{"image", image_.data(), image_.size()},
-            ref("rng_draws", rng_draws_),
-            ArrayRef{"power_on", &power_on_, sizeof power_on_},
-            ArrayRef{"palette_rgb", palette_rgb_, sizeof palette_rgb_},
-            ArrayRef{"palette_gray", palette_gray_, sizeof palette_gray_},
-            ref("taps", taps_),
-            ref("cache_machines", cache_machines_),
-            ref("cache_envs", cache_envs_),
-            ref("cache_screens", cache_screens_),
-            ref("cache_frames", cache_frames_),
-            ref("machines", machines_),
-            ref("envs", envs_),
-            ref("vstates", vstates_),
-            ref("results", results_),
-            ref("buffers", buffers_),
-            ref("raw", raw_),
-            ref("stacks", stacks_),
-            ref("stack_index", stack_index_),
-            ref("final_stacks", final_),
-            ref("saved_machines", saved_machines_),
-            ref("saved_envs", saved_envs_)};
+    std::vector<ArrayRef> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto&, auto& host) {
+      if (!is_device_only(host)) out.push_back(ArrayRef{name, host_data(host), host_bytes(host)});
+    });
+    return out;
   }
 
   // The arrays of one struct per environment that device batches keep in
   // lane layout (common.hpp), with the struct's bytes.
-  static std::map<std::string, size_t> lane_arrays() {
-    return {{"machines", sizeof(Machine)},
-            {"envs", sizeof(EnvState)},
-            {"saved_machines", sizeof(Machine)},
-            {"saved_envs", sizeof(EnvState)}};
+  std::map<std::string, size_t> lane_arrays() {
+    std::map<std::string, size_t> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto& field, auto&) {
+      if (const size_t item = lane_item_bytes(field)) out[name] = item;
+    });
+    return out;
   }
   // Environments a lane-laid array holds room for: whole tiles.
   size_t lane_padded_envs() const { return ((size_t)n_ + kDeviceLanes - 1) / kDeviceLanes * kDeviceLanes; }
@@ -309,9 +294,12 @@ class BasicEmulator {
     if (frames == 0 || accesses == 0) throw std::invalid_argument("the render log needs room for frames and accesses");
     log_frames_ = frames;
     log_accesses_ = accesses;
-    return {{"render_logs", (size_t)n_ * sizeof(RenderLog)},
-            {"log_frames", (size_t)n_ * frames * sizeof(FrameRecord)},
-            {"log_accesses", lane_padded_envs() * accesses * sizeof(TiaAccess)}};
+    std::map<std::string, size_t> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto&, auto& host) {
+      if (is_device_only(host)) out[name] = host_bytes(host);
+    });
+    return out;
   }
 
   // ... and the BatchView with each array at the address given for its name
@@ -319,37 +307,18 @@ class BasicEmulator {
   // and the access log in layout `lanes`.
   template <class Lookup>
   BatchView view_at(Lookup&& address_of, uint32_t lanes) {
-    BatchView b = view();
-    auto at = [&](const char* name) -> void* { return (void*)(uintptr_t)address_of(name); };
-    const AreaTap* taps = taps_.data();
-    AreaTap* device_taps = (AreaTap*)at("taps");
-    b.rom.image = (const uint8_t*)at("image");
-    b.rom.rng_draws = (const uint32_t*)at("rng_draws");
-    b.power_on = (const Machine*)at("power_on");
-    b.palette_rgb = (const uint8_t*)at("palette_rgb");
-    b.palette_gray = (const uint8_t*)at("palette_gray");
-    if (b.plan.xtab) b.plan.xtab = device_taps + (b.plan.xtab - taps);
-    if (b.plan.ytab) b.plan.ytab = device_taps + (b.plan.ytab - taps);
-    b.cache.machines = (const Machine*)at("cache_machines");
-    b.cache.envs = (const EnvState*)at("cache_envs");
-    b.cache.screens = (const uint8_t*)at("cache_screens");
-    b.cache.first_frames = (const uint8_t*)at("cache_frames");
     if (lanes == 0) throw std::invalid_argument("lanes must be positive");
+    BatchView b = view();
+    AreaTap* device_taps = nullptr;
+    walk_arrays(b, [&](const char* name, auto& field, auto& host) {
+      void* at = host_bytes(host) ? (void*)(uintptr_t)address_of(name) : nullptr;
+      place(field, at, lanes);
+      if (std::string(name) == "taps") device_taps = (AreaTap*)at;
+    });
+    // The resize plan points into the taps array.
+    if (b.plan.xtab) b.plan.xtab = device_taps + (b.plan.xtab - taps_.data());
+    if (b.plan.ytab) b.plan.ytab = device_taps + (b.plan.ytab - taps_.data());
     b.lanes = lanes;
-    b.machines = LaneArray<Machine>{(uint32_t*)at("machines"), lanes};
-    b.envs = LaneArray<EnvState>{(uint32_t*)at("envs"), lanes};
-    b.vstates = (VectorState*)at("vstates");
-    b.results = (EnvResult*)at("results");
-    b.buffers = (uint8_t*)at("buffers");
-    b.raw = (uint8_t*)at("raw");
-    b.stacks = (uint8_t*)at("stacks");
-    b.stack_index = (int32_t*)at("stack_index");
-    b.final_stacks = final_.empty() ? nullptr : (uint8_t*)at("final_stacks");
-    b.saved_machines = LaneArray<Machine>{(uint32_t*)at("saved_machines"), lanes};
-    b.saved_envs = LaneArray<EnvState>{(uint32_t*)at("saved_envs"), lanes};
-    b.logs = (RenderLog*)at("render_logs");
-    b.log_frames = (FrameRecord*)at("log_frames");
-    b.log_accesses = (TiaAccess*)at("log_accesses");
     if (!b.logs || !b.log_frames || !b.log_accesses) b.logs = nullptr;  // steps draw as they go
     b.log_frame_capacity = log_frames_;
     b.log_access_capacity = log_accesses_;
@@ -482,6 +451,67 @@ class BasicEmulator {
       console::system_reset<Cart>(power_on_, rom_, final_config, nullptr);
     });
   }
+
+  // Every array a BatchView points at, named once: f(name, field, host)
+  // with the BatchView member (a pointer or a lane array) and the host
+  // storage behind it; the render log has no host storage, only its size.
+  struct DeviceOnly {
+    size_t bytes;
+  };
+  struct NoField {};  // the taps: the resize plan points into them
+  template <class F>
+  void walk_arrays(BatchView& b, F&& f) {
+    NoField taps;
+    DeviceOnly logs{(size_t)n_ * sizeof(RenderLog)}, frames{(size_t)n_ * log_frames_ * sizeof(FrameRecord)},
+        accesses{lane_padded_envs() * log_accesses_ * sizeof(TiaAccess)};
+    f("image", b.rom.image, image_);
+    f("rng_draws", b.rom.rng_draws, rng_draws_);
+    f("power_on", b.power_on, power_on_);
+    f("palette_rgb", b.palette_rgb, palette_rgb_);
+    f("palette_gray", b.palette_gray, palette_gray_);
+    f("taps", taps, taps_);
+    f("cache_machines", b.cache.machines, cache_machines_);
+    f("cache_envs", b.cache.envs, cache_envs_);
+    f("cache_screens", b.cache.screens, cache_screens_);
+    f("cache_frames", b.cache.first_frames, cache_frames_);
+    f("machines", b.machines, machines_);
+    f("envs", b.envs, envs_);
+    f("vstates", b.vstates, vstates_);
+    f("results", b.results, results_);
+    f("buffers", b.buffers, buffers_);
+    f("raw", b.raw, raw_);
+    f("stacks", b.stacks, stacks_);
+    f("stack_index", b.stack_index, stack_index_);
+    f("final_stacks", b.final_stacks, final_);
+    f("saved_machines", b.saved_machines, saved_machines_);
+    f("saved_envs", b.saved_envs, saved_envs_);
+    f("render_logs", b.logs, logs);
+    f("log_frames", b.log_frames, frames);
+    f("log_accesses", b.log_accesses, accesses);
+  }
+  template <class T>
+  static void* host_data(std::vector<T>& v) { return v.data(); }
+  template <class T>
+  static size_t host_bytes(const std::vector<T>& v) { return v.size() * sizeof(T); }
+  template <class T, size_t N>
+  static void* host_data(T (&a)[N]) { return a; }
+  template <class T, size_t N>
+  static size_t host_bytes(const T (&)[N]) { return sizeof(T) * N; }
+  static void* host_data(Machine& m) { return &m; }
+  static size_t host_bytes(const Machine&) { return sizeof(Machine); }
+  static void* host_data(DeviceOnly&) { return nullptr; }
+  static size_t host_bytes(const DeviceOnly& d) { return d.bytes; }
+  template <class H>
+  static bool is_device_only(const H&) { return std::is_same<H, DeviceOnly>::value; }
+  template <class T>
+  static size_t lane_item_bytes(const LaneArray<T>&) { return sizeof(T); }
+  template <class P>
+  static size_t lane_item_bytes(const P&) { return 0; }
+  template <class T>
+  static void place(T*& field, void* at, uint32_t) { field = (T*)at; }
+  template <class T>
+  static void place(LaneArray<T>& field, void* at, uint32_t lanes) { field = LaneArray<T>{(uint32_t*)at, lanes}; }
+  static void place(NoField&, void*, uint32_t) {}
 
   // The host's lane arrays: one struct after another (lanes = 1).
   template <class T>
