@@ -80,17 +80,15 @@ class NvrtcLauncher:
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
             kernel((grid,), (THREADS_PER_BLOCK,), args)
 
-    def run(self, batch: int, ids: int, count: int, actions: int, seeds: int, force_reset: int, reset_list: int,
-            reset_count: int):
+    def run(self, batch: int, ids: int, count: int, actions: int, seeds: int, force_reset: int):
         self._launch(self._run, count, (np.uint64(batch), np.uint64(ids), np.int32(count), np.uint64(actions),
-                                        np.uint64(seeds), np.int32(force_reset), np.uint64(reset_list),
-                                        np.uint64(reset_count)))
+                                        np.uint64(seeds), np.int32(force_reset)))
 
     def render(self, batch: int, ids: int, count: int):
         self._launch(self._render, count, (np.uint64(batch), np.uint64(ids), np.int32(count)))
 
-    def reset(self, batch: int, reset_list: int, reset_count: int, threads: int):
-        self._launch(self._reset, threads, (np.uint64(batch), np.uint64(reset_list), np.uint64(reset_count)))
+    def reset(self, batch: int, threads: int):
+        self._launch(self._reset, threads, (np.uint64(batch),))
 
     def gather(self, batch: int, ids: int, count: int, *outputs: int):
         self._launch(self._gather, count, (np.uint64(batch), np.uint64(ids), np.int32(count)) +
@@ -107,15 +105,14 @@ class ShimLauncher:
     def _grid(count: int) -> int:
         return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
 
-    def run(self, batch, ids, count, actions, seeds, force_reset, reset_list, reset_count):
-        _core.shim_run(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count, actions, seeds, force_reset,
-                       reset_list, reset_count)
+    def run(self, batch, ids, count, actions, seeds, force_reset):
+        _core.shim_run(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count, actions, seeds, force_reset)
 
     def render(self, batch, ids, count):
         _core.shim_render(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count)
 
-    def reset(self, batch, reset_list, reset_count, threads):
-        _core.shim_reset(self.cart, self._grid(threads), THREADS_PER_BLOCK, batch, reset_list, reset_count)
+    def reset(self, batch, threads):
+        _core.shim_reset(self.cart, self._grid(threads), THREADS_PER_BLOCK, batch)
 
     def gather(self, batch, ids, count, *outputs):
         _core.shim_gather(self.cart, self._grid(count), THREADS_PER_BLOCK, batch, ids, count, *outputs)
@@ -139,14 +136,11 @@ class DeviceBatch:
         self.obs_shape = obs_shape
         self.arrays: dict[str, torch.Tensor] = {}
         self._lane_items = emulator.lane_arrays()  # name -> bytes per struct
-        # The render log: a step records at most its frameskip frames twice
-        # (the first try and the redraw after a short frame).
-        log_bytes = emulator.render_log_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
-        for name, size in log_bytes.items():
+        # The render log and the reset list. A step records at most its
+        # frameskip frames twice (the first try and the redraw after a short frame).
+        device_bytes = emulator.device_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
+        for name, size in device_bytes.items():
             self.arrays[name] = torch.zeros(size, dtype=torch.uint8, device=device)
-        n = emulator.num_envs
-        self.reset_list = torch.zeros(n, dtype=torch.int32, device=device)
-        self.reset_count = torch.zeros(1, dtype=torch.int32, device=device)
         self.upload()
 
     def upload(self, names: list[str] | None = None) -> None:
@@ -163,11 +157,16 @@ class DeviceBatch:
     def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
         """State update, render pass and resets of the environments `ids`."""
         view, n = self.view.data_ptr(), ids.numel()
-        self.reset_count.zero_()
+        self.arrays["reset_count"].zero_()
         self.launcher.run(view, ids.data_ptr(), n, actions.data_ptr(), 0 if seeds is None else seeds.data_ptr(),
-                          int(force_reset), self.reset_list.data_ptr(), self.reset_count.data_ptr())
+                          int(force_reset))
         self.launcher.render(view, ids.data_ptr(), n)
-        self.launcher.reset(view, self.reset_list.data_ptr(), self.reset_count.data_ptr(), n)
+        self.launcher.reset(view, n)
+
+    @property
+    def reset_count(self) -> torch.Tensor:
+        """[1] int32: how many environments the last step left to cule_reset."""
+        return self.arrays["reset_count"].view(torch.int32)
 
     def gather(self, ids: torch.Tensor, final: bool):
         n = ids.numel()

@@ -143,16 +143,15 @@ PYBIND11_MODULE(_core, m) {
      "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
 
   m.def("shim_run", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
-                        int count, uint64_t actions, uint64_t seeds, int force_reset, uint64_t reset_list,
-                        uint64_t reset_count) {
+                        int count, uint64_t actions, uint64_t seeds, int force_reset) {
     py::gil_scoped_release release;
     cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
       cule::shim::launch(grid, block, k.run, address<const cule::BatchView>(batch), address<const int32_t>(ids),
                          (int32_t)count, address<const int32_t>(actions), address<const int64_t>(seeds),
-                         (int32_t)force_reset, address<int32_t>(reset_list), address<int32_t>(reset_count));
+                         (int32_t)force_reset);
     });
   }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
-     py::arg("actions"), py::arg("seeds"), py::arg("force_reset"), py::arg("reset_list"), py::arg("reset_count"),
+     py::arg("actions"), py::arg("seeds"), py::arg("force_reset"),
      "cule_run<<<grid, block>>>(...) compiled for the host (the launch shim); pointers as integer addresses.");
   m.def("shim_render", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
                            int count) {
@@ -163,15 +162,13 @@ PYBIND11_MODULE(_core, m) {
     });
   }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("ids"), py::arg("count"),
      "cule_render<<<grid, block>>>(...) compiled for the host (the launch shim).");
-  m.def("shim_reset", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t reset_list,
-                          uint64_t reset_count) {
+  m.def("shim_reset", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch) {
     py::gil_scoped_release release;
     cule::shim::with_kernels(cart_type_of(cart), [&](auto k) {
-      cule::shim::launch(grid, block, k.reset, address<const cule::BatchView>(batch),
-                         address<const int32_t>(reset_list), address<const int32_t>(reset_count));
+      cule::shim::launch(grid, block, k.reset, address<const cule::BatchView>(batch));
     });
-  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"), py::arg("reset_list"),
-     py::arg("reset_count"), "cule_reset<<<grid, block>>>(...) compiled for the host (the launch shim).");
+  }, py::arg("cart"), py::arg("grid"), py::arg("block"), py::arg("batch"),
+     "cule_reset<<<grid, block>>>(...) compiled for the host (the launch shim).");
   m.def("shim_gather", [](const std::string& cart, unsigned grid, unsigned block, uint64_t batch, uint64_t ids,
                            int count, uint64_t obs, uint64_t rewards, uint64_t terminated, uint64_t truncated,
                            uint64_t lives, uint64_t frames, uint64_t episode_frames, uint64_t final_obs) {
@@ -326,10 +323,10 @@ PYBIND11_MODULE(_core, m) {
          "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices).")
       .def("lane_arrays", &cule::Emulator::lane_arrays,
            "The arrays that device batches keep in lane layout (cule/cpp/common.hpp): name -> bytes per struct.")
-      .def("render_log_arrays", &cule::Emulator::render_log_arrays, py::arg("frames_per_env"),
+      .def("device_arrays", &cule::Emulator::device_arrays, py::arg("frames_per_env"),
            py::arg("accesses_per_env"),
-           "Turns on the render log of device batches (render_log.hpp): the bytes of each of its arrays, by name, "
-           "which batch_view() then expects addresses for.")
+           "The arrays only device batches have (the render log, render_log.hpp, turned on by this call, and the "
+           "reset list): bytes by name, which batch_view() then expects addresses for.")
       .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
       .def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))

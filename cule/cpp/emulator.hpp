@@ -287,10 +287,11 @@ class BasicEmulator {
   // Environments a lane-laid array holds room for: whole tiles.
   size_t lane_padded_envs() const { return ((size_t)n_ + kDeviceLanes - 1) / kDeviceLanes * kDeviceLanes; }
 
-  // The render log's arrays (a device backend allocates them where its
-  // kernels run; nothing is kept here): turned on with room for `frames`
-  // frame records and `accesses` TIA accesses per environment.
-  std::map<std::string, size_t> render_log_arrays(uint32_t frames, uint32_t accesses) {
+  // The arrays only device batches have, a device backend allocates them
+  // where its kernels run (nothing is kept here): the render log, turned on
+  // with room for `frames` frame records and `accesses` TIA accesses per
+  // environment, and the reset list.
+  std::map<std::string, size_t> device_arrays(uint32_t frames, uint32_t accesses) {
     if (frames == 0 || accesses == 0) throw std::invalid_argument("the render log needs room for frames and accesses");
     log_frames_ = frames;
     log_accesses_ = accesses;
@@ -488,6 +489,9 @@ class BasicEmulator {
     f("render_logs", b.logs, logs);
     f("log_frames", b.log_frames, frames);
     f("log_accesses", b.log_accesses, accesses);
+    DeviceOnly resets{(size_t)n_ * sizeof(int32_t)}, reset_count{sizeof(int32_t)};
+    f("reset_list", b.reset_list, resets);
+    f("reset_count", b.reset_count, reset_count);
   }
   template <class T>
   static void* host_data(std::vector<T>& v) { return v.data(); }

@@ -100,6 +100,11 @@ struct BatchView {
   TiaAccess* log_accesses;    // [N][log_access_capacity] in lane layout
   uint32_t log_frame_capacity, log_access_capacity;
   uint32_t lanes;  // the lane arrays' layout (common.hpp): 1 on the CPU backend
+  // Device batches: environments whose episode ended, left to cule_reset
+  // (reset_count counts them; zeroed before each step). Null on the CPU
+  // backend, whose resets run in place.
+  int32_t* reset_list;   // [N]
+  int32_t* reset_count;  // [1]
 };
 
 // The pixel side of one environment: its TIA buffers, captured frames and
@@ -412,8 +417,7 @@ struct VectorEnv : EnvFrames {
   // backend) an episode's reset is left to cule_reset: the environment is
   // appended to the list, and the resets run packed together in warps of
   // their own instead of stalling the warps of stepping environments.
-  CULE_PHASE void run(int action, int64_t seed, bool force_reset, int32_t* reset_list = nullptr,
-                      int32_t* reset_count = nullptr) {
+  CULE_PHASE void run(int action, int64_t seed, bool force_reset) {
     if (force_reset) {
       reset(seed);
       write_result();
@@ -425,8 +429,8 @@ struct VectorEnv : EnvFrames {
       write_result();
       if (!b.opt.same_step || !episode_over()) return;
     }
-    if (reset_list) {
-      reset_list[claim_slot(reset_count)] = env;
+    if (b.reset_list) {
+      b.reset_list[claim_slot(b.reset_count)] = env;
     } else {
       if (b.logs) render();  // SameStep keeps the step's stack: draw it first
       end_episode();

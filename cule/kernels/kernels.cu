@@ -47,14 +47,14 @@
 
 // The state update (EnvVectorizer::execute_env) of environments
 // ids[0..count): actions are ALE action ids; seeds (or null) apply to forced
-// resets, which run here. Ended episodes go to reset_list (reset_count
-// counts them; zero it before the launch).
+// resets, which run here. Ended episodes go to the batch's reset list (zero
+// its count before the launch).
 CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t count, const int32_t* actions,
-                     const int64_t* seeds, int32_t force_reset, int32_t* reset_list, int32_t* reset_count) {
+                     const int64_t* seeds, int32_t force_reset) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i]};
-  (*env).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0, reset_list, reset_count);
+  (*env).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
 }
 
 // The render pass over the same environments: those whose step recorded
@@ -67,10 +67,10 @@ CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_
 
 // The resets cule_run listed; launched with at least as many threads as
 // cule_run had, since the count stays on the device.
-CULE_KERNEL cule_reset(const cule::BatchView* batch, const int32_t* reset_list, const int32_t* reset_count) {
+CULE_KERNEL cule_reset(const cule::BatchView* batch) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= *reset_count) return;
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, reset_list[i]};
+  if (i >= *batch->reset_count) return;
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, batch->reset_list[i]};
   (*env).end_episode();
 }
 
