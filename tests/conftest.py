@@ -1,12 +1,11 @@
 """Shared test options and the summary lines the issues ask the test run to print."""
-import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# shared/ sits beside the checkout (../shared); CULE_SHARED overrides it.
-SHARED = Path(os.environ.get("CULE_SHARED", REPO.parent / "shared"))
+# External test data, with its origins and licences (tests/data/README.md).
+DATA = REPO / "tests" / "data"
 
 # Tests append human-readable result lines here; they are printed at the end.
 SUMMARY: dict[str, list[str]] = {}
@@ -36,9 +35,3 @@ def pytest_terminal_summary(terminalreporter):
         for line in lines:
             terminalreporter.write_line(line)
 
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"shared data not found at {SHARED}; set CULE_SHARED to the shared/ folder")
-    return SHARED

@@ -14,13 +14,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trainers.common import checkpoint  # noqa: E402
-from trainers.common.args import parse  # noqa: E402
+from cule.trainers.common import checkpoint  # noqa: E402
+from cule.trainers.common.args import parse  # noqa: E402
 
 
 def main() -> None:
     trainer, record, argv = sys.argv[1], Path(sys.argv[2]), sys.argv[4:]
-    module = importlib.import_module(f"trainers.{trainer}")
+    module = importlib.import_module(f"cule.trainers.{trainer}")
     observed, writes = [], []
     make_env = module.make_env
 

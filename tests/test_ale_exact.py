@@ -1,4 +1,4 @@
-"""Frame-exact against ale-py on every ALE game (issue 3).
+"""Frame-exact against ale-py on every ALE game.
 
 Each game runs in cule and in ale-py side by side (tests/differential.py):
 random actions from the full action set, frame_skip 1, no sticky actions,

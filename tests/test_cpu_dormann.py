@@ -2,15 +2,15 @@
 import numpy as np
 import pytest
 
-from conftest import report
+from conftest import DATA, report
 
 core = pytest.importorskip("cule._core")
 
 SUCCESS = 0x3469
 
 
-def test_dormann_functional(shared_dir):
-    image = np.fromfile(shared_dir / "testdata/6502/dormann/6502_functional_test.bin", dtype=np.uint8)
+def test_dormann_functional():
+    image = np.fromfile(DATA / "6502" / "dormann" / "6502_functional_test.bin", dtype=np.uint8)
     assert image.size == 65536
     pc, instructions, cycles, trapped, jammed = core.cpu_run_flat(image, 0x0400, 200_000_000)
     report("6502 Dormann functional test",

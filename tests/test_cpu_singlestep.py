@@ -1,4 +1,4 @@
-"""Every case of the SingleStepTests 6502 suite (../shared/testdata/6502/singlestep).
+"""Every case of the SingleStepTests 6502 suite (tests/data/6502/singlestep).
 
 The data describe an NMOS 6502. ALE runs Stella's low-compatibility core,
 which differs on purpose in a few places (CONSOLE_FACTS.md 1.2-1.9). Where it
@@ -16,13 +16,14 @@ deviation is spelled out next to the check:
     data whenever the operands are valid BCD.
   * JAM opcodes stop the CPU: PC one past the opcode, 2 cycles, nothing else.
 """
+import gzip
 import json
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from conftest import report
+from conftest import DATA, report
 
 core = pytest.importorskip("cule._core")
 
@@ -74,8 +75,8 @@ def _is_subsequence(ours, theirs):
     return all(any(x == y for y in it) for x in ours)
 
 
-def _load(shared_dir, opcode):
-    with open(shared_dir / "testdata/6502/singlestep" / f"{opcode:02x}.json") as f:
+def _load(opcode):
+    with gzip.open(DATA / "6502" / "singlestep" / f"{opcode:02x}.json.gz", "rt") as f:
         return json.load(f)
 
 
@@ -202,9 +203,9 @@ def check_case(opcode, case):
 
 
 @pytest.mark.parametrize("opcode", range(256), ids=lambda o: f"{o:02x}")
-def test_opcode(opcode, shared_dir):
+def test_opcode(opcode):
     failures = []
-    for case in _load(shared_dir, opcode):
+    for case in _load(opcode):
         problems, label = check_case(opcode, case)
         TALLY[label] += 1
         TALLY["cases"] += 1

@@ -1,4 +1,4 @@
-"""The CUDA backend on a real GPU (issue 6): skipped cleanly where there is none.
+"""The CUDA backend on a real GPU: skipped cleanly where there is none.
 
 On a GPU machine: pip install -e ".[test,cuda]" && python -m pytest -q tests/test_cuda_gpu.py
 """

@@ -1,11 +1,11 @@
-"""benchmarks/fps_sweep.py (issue 10): its frame counts against the emulators' own counters, its table and files."""
+"""benchmarks/fps_sweep.py: its frame counts against the emulators' own counters, its table and files."""
 import csv
 import importlib.util
 
 import pytest
 import torch
 
-from benchmarks import fps_sweep as sweep
+from cule.benchmarks import fps_sweep as sweep
 
 
 @pytest.mark.parametrize("backend", ["cule-cpu", "ale-vector", "ale-loop", "envpool"])

@@ -1,4 +1,4 @@
-"""The C++ core under sanitizers (issue 11): tests/fuzz/fuzz.cpp built with
+"""The C++ core under sanitizers: tests/fuzz/fuzz.cpp built with
 AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer, run
 over random and mutated ROM images of every mapper with random actions.
 
@@ -21,7 +21,7 @@ import cule
 from conftest import REPO, report
 
 SOURCE = REPO / "tests" / "fuzz" / "fuzz.cpp"
-HEADERS = REPO / "cule" / "cpp"
+HEADERS = REPO / "src" / "cule" / "cpp"
 CXX = os.environ.get("CXX", "g++")
 # Forced inlining of instrumented code takes g++ minutes; the core lets a
 # sanitizer build turn it off (common.hpp).

@@ -1,4 +1,4 @@
-"""The CUDA kernels compile with the installed nvcc (issue 6); ptxas's figures go into the test summary.
+"""The CUDA kernels compile with the installed nvcc; ptxas's figures go into the test summary.
 
 Skipped where there is no nvcc. sm_70 is listed as unsupported by CUDA 13's
 nvcc rather than compiled; sm_75, sm_80 and sm_90 must compile, and on sm_80

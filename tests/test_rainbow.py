@@ -1,4 +1,4 @@
-"""Rainbow / Ape-X (issue 8): the maths against naive implementations written from the papers' formulas, the
+"""Rainbow / Ape-X: the maths against naive implementations written from the papers' formulas, the
 replay against the environment's own observations, learning the sanity task, a smoke run on a real game,
 resume after kill -9, and --help.
 
@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.common import checkpoint
-from trainers.common.models import QNetwork
-from trainers.common.replay import FrameReplay, SumTree, next_flags
-from trainers.common.targets import c51_projection, n_step_return
-from trainers.rainbow import ActorPriorities, Args, Learner, apex_epsilons, train
+from cule.trainers.common import checkpoint
+from cule.trainers.common.models import QNetwork
+from cule.trainers.common.replay import FrameReplay, SumTree, next_flags
+from cule.trainers.common.targets import c51_projection, n_step_return
+from cule.trainers.rainbow import ActorPriorities, Args, Learner, apex_epsilons, train
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -302,7 +302,7 @@ def test_rainbow_learns_the_sanity_task(tmp_path):
     assert r["recent_returns"][0] < 0.75, "should start near chance"
     # the Ape-X epsilons (mean 0.07 over 16 envs) cap the behaviour's return near 0.96
     assert sum(r["recent_returns"][-3:]) / 3 > 0.9, r["recent_returns"]
-    from trainers.common.envs import SideTask
+    from cule.trainers.common.envs import SideTask
 
     model = QNetwork(4, 2)
     model.load_state_dict(checkpoint.load(tmp_path)["model"])
@@ -343,8 +343,8 @@ def test_smoke_run_on_pong_with_actor_copies(tmp_path):
 
 
 def test_evaluation_with_a_q_network_policy():
-    from trainers.common.evaluate import evaluate
-    from trainers.rainbow import epsilon_greedy
+    from cule.trainers.common.evaluate import evaluate
+    from cule.trainers.rainbow import epsilon_greedy
 
     model = QNetwork(4, 6).eval()
     scores = evaluate(model, "pong", episodes=2, max_frames=400,
@@ -354,7 +354,7 @@ def test_evaluation_with_a_q_network_policy():
 
 def test_resumes_after_kill_9(tmp_path):
     """Killed with SIGKILL, a run continues from its checkpoint: counters, target network, gradient steps."""
-    cmd = [sys.executable, "-m", "trainers.rainbow", "--game", "sanity", "--num-envs", "8", "--total-frames",
+    cmd = [sys.executable, "-m", "cule.trainers.rainbow", "--game", "sanity", "--num-envs", "8", "--total-frames",
            "100000", "--learning-starts", "64", "--buffer-size", "512", "--env-steps-per-update", "8",
            "--checkpoint-every", "5", "--output-dir", str(tmp_path), "--quiet"]
     proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -378,7 +378,7 @@ def test_resumes_after_kill_9(tmp_path):
 
 
 def test_help_lists_and_explains_every_argument():
-    out = subprocess.run([sys.executable, "-m", "trainers.rainbow", "--help"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "cule.trainers.rainbow", "--help"], capture_output=True, text=True,
                          cwd=REPO)
     assert out.returncode == 0
     text = " ".join(out.stdout.split())

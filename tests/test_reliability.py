@@ -1,4 +1,4 @@
-"""Reliability through the Python API (issue 11): ROMs that are none of ALE's
+"""Reliability through the Python API: ROMs that are none of ALE's
 games, bad input of every kind, and determinism across threads and processes.
 
 (The C++ core under sanitizers: tests/test_fuzz.py.)

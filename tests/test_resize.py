@@ -1,4 +1,4 @@
-"""The vector env's resize equals OpenCV's cv2.resize(..., INTER_AREA) byte for byte (issue 5).
+"""The vector env's resize equals OpenCV's cv2.resize(..., INTER_AREA) byte for byte.
 
 ale-py shrinks observations with OpenCV's INTER_AREA; cule reproduces it in
 cule/cpp/preprocess.hpp (tap tables, float order, half-even rounding, the

@@ -6,25 +6,26 @@ import random
 import pytest
 
 import cule
+from conftest import DATA
 from cule import RomError, UnknownGameError, UnsupportedCartridgeError
 from cule.roms import detect_bankswitch
 
 
-def _tsv(shared_dir, name):
-    with open(shared_dir / "data" / name, newline="") as f:
+def _tsv(name):
+    with open(DATA / "ale" / name, newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def test_list_games_matches_ale_games(shared_dir):
-    rows = _tsv(shared_dir, "games.tsv")
+def test_list_games_matches_ale_games():
+    rows = _tsv("games.tsv")
     expected = sorted(r["rom_id"] for r in rows if not r["controllers"].startswith("NO RomSettings"))
     assert len(expected) == 104
     assert cule.list_games() == expected
 
 
-def test_bankswitch_detection_matches_ale_on_all_bundled_roms(shared_dir):
+def test_bankswitch_detection_matches_ale_on_all_bundled_roms():
     """roms.tsv was written by ALE itself: md5 and detected type of all 108 ROMs."""
-    rows = _tsv(shared_dir, "roms.tsv")
+    rows = _tsv("roms.tsv")
     assert len(rows) == 108
     from ale_py import roms as ale_roms
 

@@ -1,4 +1,4 @@
-"""Trainer maths against naive implementations written from the papers' formulas (issue 7).
+"""Trainer maths against naive implementations written from the papers' formulas.
 
 V-trace: IMPALA's definition as an explicit sum of products (eq. 1), not the
 recursion the implementation uses; GAE: the explicit sum of discounted TD
@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from trainers.common import gae, vtrace
+from cule.trainers.common import gae, vtrace
 
 
 def naive_vtrace(mu_logp, pi_logp, rewards, discounts, values, bootstrap, clip_rho, clip_c):
@@ -104,7 +104,7 @@ def test_gae_equals_the_explicit_sum(gamma, lam):
 
 
 def _splitmix64_naive(x: int) -> int:
-    """splitmix64's finaliser on Python ints (Vigna), the reference for trainers.common.sampling."""
+    """splitmix64's finaliser on Python ints (Vigna), the reference for cule.trainers.common.sampling."""
     m = (1 << 64) - 1
     z = (x + 0x9E3779B97F4A7C15) & m
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
@@ -113,7 +113,7 @@ def _splitmix64_naive(x: int) -> int:
 
 
 def test_counter_sampler_matches_splitmix64_and_the_policy():
-    from trainers.common import sampling
+    from cule.trainers.common import sampling
 
     seed, step, ids, num = 7, 123, torch.tensor([0, 5, 1000, 2 ** 40]), 3
     got = sampling.uniforms(seed, step, ids, num)

@@ -1,4 +1,4 @@
-"""Trainers: learning a sanity task, a smoke run on a real game, checkpoints and --resume (issue 7)."""
+"""Trainers: learning a sanity task, a smoke run on a real game, checkpoints and --resume."""
 import csv
 import os
 import signal
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.common import checkpoint
-from trainers.ppo import Args, train
+from cule.trainers.common import checkpoint
+from cule.trainers.ppo import Args, train
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,7 +35,7 @@ def test_ppo_smoke_run_on_pong(tmp_path):
 
 
 def test_ppo_help_lists_every_argument():
-    out = subprocess.run([sys.executable, "-m", "trainers.ppo", "--help"], capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run([sys.executable, "-m", "cule.trainers.ppo", "--help"], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0
     for flag in ("--game", "--num-envs", "--total-frames", "--device", "--seed", "--output-dir", "--resume"):
         assert flag in out.stdout
@@ -43,7 +43,7 @@ def test_ppo_help_lists_every_argument():
 
 def test_ppo_resumes_after_kill_9(tmp_path):
     """A run killed with SIGKILL continues from its last checkpoint with its counters."""
-    cmd = [sys.executable, "-m", "trainers.ppo", "--game", "sanity", "--num-envs", "16", "--num-steps", "4",
+    cmd = [sys.executable, "-m", "cule.trainers.ppo", "--game", "sanity", "--num-envs", "16", "--num-steps", "4",
            "--total-frames", "100000", "--output-dir", str(tmp_path), "--checkpoint-every", "2", "--quiet"]
     proc = subprocess.Popen(cmd, cwd=REPO)
     deadline = time.time() + 120
@@ -60,7 +60,7 @@ def test_ppo_resumes_after_kill_9(tmp_path):
 
 
 def test_a2c_vtrace_learns_the_sanity_task(tmp_path):
-    from trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
 
     torch.set_num_threads(2)
     r = train_a2c(A2CArgs(game="sanity", num_envs=32, num_batches=2, num_steps=5, total_frames=32 * 5 * 30,
@@ -71,7 +71,7 @@ def test_a2c_vtrace_learns_the_sanity_task(tmp_path):
 
 def test_a2c_vtrace_smoke_run_on_breakout_and_resume(tmp_path):
     """2,000 agent steps (2 batches of 2 environments x 500) on Breakout, then a resumed run continues."""
-    from trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
 
     common = dict(game="breakout", num_envs=4, num_batches=2, num_steps=20, output_dir=str(tmp_path), quiet=True,
                   num_threads=2, checkpoint_every=5)
@@ -82,7 +82,7 @@ def test_a2c_vtrace_smoke_run_on_breakout_and_resume(tmp_path):
 
 
 def test_a2c_vtrace_help_lists_every_argument():
-    out = subprocess.run([sys.executable, "-m", "trainers.a2c_vtrace", "--help"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "cule.trainers.a2c_vtrace", "--help"], capture_output=True, text=True,
                          cwd=REPO)
     assert out.returncode == 0
     for flag in ("--game", "--num-envs", "--num-batches", "--num-steps", "--total-frames", "--resume"):
@@ -91,8 +91,8 @@ def test_a2c_vtrace_help_lists_every_argument():
 
 def test_evaluation_protocol_and_video(tmp_path):
     """Evaluation plays whole episodes with sticky actions 0.25 and the frame cap, and can write a GIF."""
-    from trainers.common.evaluate import evaluate
-    from trainers.common.models import NatureCNN
+    from cule.trainers.common.evaluate import evaluate
+    from cule.trainers.common.models import NatureCNN
 
     scores = evaluate(NatureCNN(4, 6), "pong", episodes=2, max_frames=1200, video=tmp_path / "agent.gif")
     assert len(scores) == 2 and all(-21 <= s <= 21 for s in scores)
@@ -109,7 +109,7 @@ def test_impala_network_option_trains(tmp_path):
 
 
 def test_wall_clock_budget_stops_with_a_checkpoint(tmp_path):
-    from trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
 
     t0 = time.perf_counter()
     r = train_a2c(A2CArgs(game="sanity", num_envs=8, num_batches=2, num_steps=4, total_frames=10**9,
@@ -122,8 +122,8 @@ def test_wall_clock_budget_stops_with_a_checkpoint(tmp_path):
 def test_resumed_log_continues_from_the_checkpoint(tmp_path):
     """A resumed run's log keeps the rows up to the checkpoint's frames and continues their wall clock;
     a fresh run into the same folder starts a new log."""
-    from trainers.common.evaluate import rolling_mean
-    from trainers.common.logger import Logger
+    from cule.trainers.common.evaluate import rolling_mean
+    from cule.trainers.common.logger import Logger
 
     (tmp_path / "log.csv").write_text("frames,wall_time,fps,episode_return\n10,5.0,2.0,-21\n20,9.0,2.2,-21\n"
                                       "30,14.0,2.1,-20\n")  # killed after a checkpoint at 20 frames

@@ -1,4 +1,4 @@
-"""cule.make("ALE/<Game>-v5") against gymnasium's ALE/<Game>-v5, step by step (issue 4).
+"""cule.make("ALE/<Game>-v5") against gymnasium's ALE/<Game>-v5, step by step.
 
 Same seed, same random actions from the minimal action set, v5 defaults
 (frameskip 4, sticky actions 0.25, RGB observations): reward, terminated,

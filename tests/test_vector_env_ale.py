@@ -1,4 +1,4 @@
-"""cule.AtariVectorEnv against ale_py.vector.AtariVectorEnv under the same arguments (issue 5).
+"""cule.AtariVectorEnv against ale_py.vector.AtariVectorEnv under the same arguments.
 
 Both run side by side with the same seed and the same random actions; every
 step compares observations, rewards, terminations, truncations, lives, both

@@ -1,4 +1,4 @@
-"""AtariVectorEnv's raw configuration behaves as ALEInterface(frame_skip=1) (issue 3)."""
+"""AtariVectorEnv's raw configuration behaves as ALEInterface(frame_skip=1)."""
 import numpy as np
 import pytest
 import torch

@@ -1,4 +1,4 @@
-// C++ checks of the cartridge mappers against ../shared/docs/CONSOLE_FACTS.md
+// C++ checks of the cartridge mappers against CONSOLE_FACTS.md
 // section 4 (and 2.4 for the SuperChip RAM draws), on synthetic ROM images:
 // no ALE ROM is needed.
 #include <cstdio>

@@ -1,8 +1,8 @@
-// Fuzz driver for the C++ core (issue 11), built with AddressSanitizer and
+// Fuzz driver for the C++ core, built with AddressSanitizer and
 // UndefinedBehaviorSanitizer, or with ThreadSanitizer, by tests/test_fuzz.py:
 //
 //   g++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
-//       -DCULE_NO_FORCE_INLINE -Icule/cpp tests/fuzz/fuzz.cpp -o fuzz -lpthread
+//       -DCULE_NO_FORCE_INLINE -Isrc/cule/cpp tests/fuzz/fuzz.cpp -o fuzz -lpthread
 //   ./fuzz --frames 100000 --seed 1 [--threads 4] [--haul-every 25] [--rom F8:pitfall.bin ...]
 //
 // Each case draws, from its own seed, a mapper, an image of one of that
@@ -36,7 +36,8 @@
 static thread_local uint64_t t_accesses = 0;
 #define CULE_TRACE_ACCESS(machine, address, value, is_write) (++t_accesses)
 
-#include "emulator.hpp"
+#include "host/emulator.hpp"
+#include "host/mapper_unit.hpp"
 #include "flat_bus.hpp"
 
 using namespace cule;

@@ -1,1 +1,0 @@
-"""Backends that run the emulator core: cpu (pybind11 extension) and, later, cuda."""

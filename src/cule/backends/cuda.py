@@ -1,0 +1,186 @@
+"""The CUDA backend: the batch's arrays as torch tensors on a device, stepped by cule/kernels/kernels.cu.
+
+The host ``cule._core.Emulator`` builds every array once (power-on state,
+ROM, palettes, resize taps, per-environment state); they are copied to the
+device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
+addresses is copied beside them. The per-environment consoles and ALE states
+(``Emulator.lane_arrays()``) are kept in lane layout (cule/cpp/common.hpp): tiles
+of a warp's 32 environments, word w of lane l at tile word 32 w + l, so that a
+warp's loads of one field coalesce. From then on a step is four kernel launches
+on torch's current stream (kernels.cu: cule_run, the state update, which
+records the TIA writes of the frames a step shows; cule_render, which replays
+them into frames and preprocesses them; cule_reset, the resets of the episodes
+that ended, packed together; cule_gather, the outputs), with actions, outputs
+and flags staying on the device: no host transfer, no synchronisation.
+
+Kernels are compiled per ROM (mapper and game as template arguments) by NVRTC
+through CuPy at first use; CuPy caches the binaries on disk
+(``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``). The same launch code
+runs on the CPU with the host launch shim (``_core.shim_launch``), which is how
+the tests check this path without a GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import _core
+from ..errors import CudaUnavailableError
+from ..kernels import CORE_HEADERS, build_defines, kernel_source
+
+THREADS_PER_BLOCK = 64
+KERNELS = tuple(_core.kernel_names)  # cule/kernels/shim.hpp lists them
+# Render log room per environment (cule/cpp/render_log.hpp): TIA accesses
+# (8 bytes each) of the frames one step records. A step that needs more is
+# drawn by the state update instead (counted in DeviceBatch.render_stats()).
+LOG_ACCESSES_PER_ENV = 8192
+# Lane layout of the per-environment state on the device (cule/cpp/common.hpp).
+LANES = _core.device_lanes
+
+
+def check_cuda(device: torch.device) -> None:
+    """Raises CudaUnavailableError naming what is missing for `device`."""
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        raise CudaUnavailableError(
+            f"device {str(device)!r} needs a CUDA GPU, but torch sees none "
+            f"({'this torch is a CPU build: install a CUDA build of torch 2.13.0' if build is None else 'no GPU or driver found'}); "
+            f"use device='cpu'")
+    if device.index is not None and device.index >= torch.cuda.device_count():
+        raise CudaUnavailableError(f"device {str(device)!r}: only {torch.cuda.device_count()} GPU(s) are visible")
+    try:
+        import cupy  # noqa: F401
+    except ImportError as e:
+        raise CudaUnavailableError("device='cuda' compiles its kernels with NVRTC through CuPy: "
+                                   "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
+
+
+def compile_kernels(cart: str, game: str, device_index: int = 0):
+    """The kernels (KERNELS) for one mapper and game, compiled by NVRTC (or read from CuPy's disk cache)."""
+    import cupy
+
+    options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
+    with cupy.cuda.Device(device_index):
+        module = cupy.RawModule(code=kernel_source(), options=options, backend="nvrtc")
+        return tuple(module.get_function(name) for name in KERNELS)
+
+
+def _grid(threads: int) -> int:
+    return (threads + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+
+
+class NvrtcLauncher:
+    """The kernels compiled by NVRTC for one ROM, launched on torch's current stream.
+
+    ``launch(kernel, threads, args)``: kernel<<<grid, THREADS_PER_BLOCK>>>(args) with enough blocks for
+    ``threads`` threads; ``args`` are ints, pointers as device addresses, as KERNELS' signatures take them
+    (cule/kernels/kernels.cu).
+    """
+
+    def __init__(self, cart: str, game: str, device: torch.device):
+        self.device = device
+        self._kernels = dict(zip(KERNELS, compile_kernels(cart, game, device.index or 0)))
+
+    def launch(self, kernel: str, threads: int, args: tuple) -> None:
+        import cupy
+
+        words = tuple(np.int32(a) if isinstance(a, _Int32) else np.uint64(a) for a in args)
+        stream = torch.cuda.current_stream(self.device)
+        with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
+            self._kernels[kernel]((_grid(threads),), (THREADS_PER_BLOCK,), words)
+
+
+class ShimLauncher:
+    """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops."""
+
+    def __init__(self, cart: str):
+        self.cart = cart
+
+    def launch(self, kernel: str, threads: int, args: tuple) -> None:
+        _core.shim_launch(self.cart, kernel, _grid(threads), THREADS_PER_BLOCK, [int(a) & (2**64 - 1) for a in args])
+
+
+class _Int32(int):
+    """A kernel argument of type int32_t (every other argument is a 64-bit pointer)."""
+
+
+class DeviceBatch:
+    """A batch of environments whose state lives in torch tensors on `device`.
+
+    run(ids [B] int32, actions [B] int32 ALE ids, seeds [B] int64 or None,
+    force_reset) and gather(ids [B], final) -> (obs [B, ...] uint8, rewards
+    [B] int32, terminated [B] bool, truncated [B] bool, lives, frame_number,
+    episode_frame_number [B] int32, final_obs or None) take and return device
+    tensors only.
+    """
+
+    def __init__(self, emulator, device: torch.device, launcher, obs_shape: tuple[int, ...], frameskip: int,
+                 log_accesses: int | None = None):
+        self.emulator = emulator
+        self.device = device
+        self.launcher = launcher
+        self.obs_shape = obs_shape
+        self.arrays: dict[str, torch.Tensor] = {}
+        self._lane_items = emulator.lane_arrays()  # name -> bytes per struct
+        # The render log and the reset list. A step records at most its
+        # frameskip frames twice (the first try and the redraw after a short frame).
+        device_bytes = emulator.device_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
+        for name, size in device_bytes.items():
+            self.arrays[name] = torch.zeros(size, dtype=torch.uint8, device=device)
+        self.upload()
+
+    def upload(self, names: list[str] | None = None) -> None:
+        """Copies the host arrays (all, or `names`) to the device and rebuilds the BatchView."""
+        for name, host in self.emulator.arrays().items():
+            if names is None or name in names:
+                item = self._lane_items.get(name)
+                data = host.copy() if item is None else _core.to_lanes(host, item, LANES)
+                self.arrays[name] = torch.from_numpy(data).to(self.device)
+        addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
+        view = np.frombuffer(self.emulator.batch_view(addresses, LANES), dtype=np.uint8).copy()
+        self.view = torch.from_numpy(view).to(self.device)
+
+    def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
+        """State update, render pass and resets of the environments `ids`."""
+        view, n = self.view.data_ptr(), ids.numel()
+        self.arrays["reset_count"].zero_()
+        self.launcher.launch("cule_run", n, (view, ids.data_ptr(), _Int32(n), actions.data_ptr(),
+                                             0 if seeds is None else seeds.data_ptr(), _Int32(force_reset)))
+        self.launcher.launch("cule_render", n, (view, ids.data_ptr(), _Int32(n)))
+        # as many threads as cule_run had: the count of resets stays on the device
+        self.launcher.launch("cule_reset", n, (view,))
+
+    @property
+    def reset_count(self) -> torch.Tensor:
+        """[1] int32: how many environments the last step left to cule_reset."""
+        return self.arrays["reset_count"].view(torch.int32)
+
+    def gather(self, ids: torch.Tensor, final: bool):
+        n = ids.numel()
+        new = lambda dtype, *shape: torch.empty(shape, dtype=dtype, device=self.device)  # noqa: E731
+        obs = new(torch.uint8, n, *self.obs_shape)
+        rewards, lives, frames, episode = (new(torch.int32, n) for _ in range(4))
+        terminated, truncated = new(torch.bool, n), new(torch.bool, n)
+        final_obs = torch.empty_like(obs) if final else None
+        self.launcher.launch("cule_gather", n, (self.view.data_ptr(), ids.data_ptr(), _Int32(n), obs.data_ptr(),
+                                                rewards.data_ptr(), terminated.data_ptr(), truncated.data_ptr(),
+                                                lives.data_ptr(), frames.data_ptr(), episode.data_ptr(),
+                                                0 if final_obs is None else final_obs.data_ptr()))
+        return obs, rewards, terminated, truncated, lives, frames, episode, final_obs
+
+    def render_stats(self) -> dict[str, int]:
+        """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
+        environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""
+        layout = np.dtype([("frames", "<u4"), ("accesses", "<u4"), ("flags", "<u4"), ("replayed", "<u4"),
+                           ("inline", "<u4"), ("peak", "<u4")])
+        assert layout.itemsize == _core.render_log_bytes, "RenderLog's layout changed (cule/cpp/render_log.hpp)"
+        logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=layout)
+        return {"replayed_steps": int(logs["replayed"].sum()), "inline_steps": int(logs["inline"].sum()),
+                "peak_accesses": int(logs["peak"].max(initial=0))}
+
+    def host_array(self, name: str) -> np.ndarray:
+        """A device array's bytes on the host, a lane array's one struct after another as on the host
+        (debugging and raw access only: it synchronises)."""
+        data = self.arrays[name].cpu().numpy()
+        item = self._lane_items.get(name)
+        return data if item is None else _core.from_lanes(data, item, LANES, self.emulator.num_envs)

@@ -1,0 +1,182 @@
+"""Frames per second of cule and ale-py on the CPU, side by side, measured in the same run.
+
+Two comparisons, both with ale-py's AtariVectorEnv defaults for the
+preprocessing (84x84 grey, 4-frame stack, frameskip 4, max-pool, up to 30
+no-ops, FIRE reset, reward clipping) and random actions:
+
+  vector: cule.AtariVectorEnv vs ale_py.vector.AtariVectorEnv, same games,
+          same number of environments and threads (default 2);
+  single: one cule thread stepping envs vs one ale_py.ALEInterface with
+          frame_skip 4 in a Python loop (a frame count both emulate).
+
+Figures are emulated frames per second (steps x frameskip x envs). Runs are
+interleaved and repeated (median reported) because a shared machine's speed
+drifts; ratios, not absolute numbers, are what to compare across machines.
+
+    python -m cule.benchmarks.fps                     # quick: 4 games, ~2 min; runs/fps/fps.json and fps.png
+    python -m cule.benchmarks.fps --games pong --envs 8 32 --repeats 5
+    python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from cule.benchmarks import add_output_dir
+
+GAMES = ["pong", "breakout", "ms_pacman", "space_invaders"]
+
+
+def _vector_fps(make, n: int, steps: int, convert) -> float:
+    env = make(n)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    actions = [convert(rng.integers(0, env.single_action_space.n, size=n)) for _ in range(steps)]
+    env.step(actions[0])  # warm up
+    t0 = time.perf_counter()
+    for a in actions:
+        env.step(a)
+    fps = steps * 4 * n / (time.perf_counter() - t0)
+    env.close()
+    return fps
+
+
+def cule_vector(game: str, n: int, steps: int, threads: int) -> float:
+    import torch
+
+    import cule
+
+    return _vector_fps(lambda k: cule.AtariVectorEnv(game, k, num_threads=threads), n, steps, torch.from_numpy)
+
+
+def ale_vector(game: str, n: int, steps: int, threads: int) -> float:
+    from ale_py.vector_env import AtariVectorEnv
+
+    return _vector_fps(lambda k: AtariVectorEnv(game, k, num_threads=threads), n, steps, lambda a: a)
+
+
+def ale_single(game: str, steps: int) -> float:
+    """One ALEInterface, frame_skip 4, random minimal actions, reset at game over."""
+    import ale_py
+
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.setInt("random_seed", 0)
+    ale.setInt("frame_skip", 4)
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.loadROM(ale_py.roms.get_rom_path(game))
+    actions = ale.getMinimalActionSet()
+    picks = np.random.default_rng(0).integers(0, len(actions), size=steps)
+    t0 = time.perf_counter()
+    for p in picks:
+        ale.act(actions[p])
+        if ale.game_over():
+            ale.reset_game()
+    return steps * 4 / (time.perf_counter() - t0)
+
+
+def profile(game: str, envs: int, steps: int) -> None:
+    """perf record of cule's vector env alone; prints the hottest functions."""
+    if not shutil.which("perf"):
+        sys.exit("--profile needs Linux perf (apt install linux-tools-generic)")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "perf.data")
+        code = (f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import fps; "
+                f"fps.cule_vector({game!r}, {envs}, 50, 1); import time; t = time.perf_counter(); "
+                f"print('fps', fps.cule_vector({game!r}, {envs}, {steps}, 1))")
+        subprocess.run(["perf", "record", "-q", "-o", data, sys.executable, "-c", code], check=True)
+        report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--percent-limit", "1",
+                                 "--sort", "dso,symbol"], capture_output=True, text=True).stdout
+    for line in report.splitlines():
+        if line.strip() and not line.startswith("#"):
+            print(" ".join(line.split()).replace("_core.cpython-311-x86_64-linux-gnu.so", "_core.so")[:150])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="+", default=GAMES, help="ALE game ids to measure")
+    parser.add_argument("--envs", nargs="+", type=int, default=[8], help="numbers of environments (vector rows)")
+    parser.add_argument("--steps", type=int, default=300, help="vector steps timed per measurement")
+    parser.add_argument("--threads", type=int, default=2, help="worker threads for both vector envs")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions; the median is reported")
+    add_output_dir(parser, "fps")
+    parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
+    parser.add_argument("--replot", action="store_true", help="instead: redraw fps.png from --output-dir's fps.json")
+    args = parser.parse_args()
+    out = Path(args.output_dir)
+    if args.replot:
+        with open(out / "fps.json") as f:
+            plot(json.load(f)["rows"], out / "fps.png", parser)
+        return
+    if args.profile:
+        profile(args.profile, args.envs[0], args.steps * 4)
+        return
+
+    rows = []
+    print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} {'ratio':>6s}", flush=True)
+    for game in args.games:
+        for n in args.envs:
+            ours, theirs = [], []
+            for _ in range(args.repeats):
+                ours.append(cule_vector(game, n, args.steps, args.threads))
+                theirs.append(ale_vector(game, n, args.steps, args.threads))
+            rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, cule_fps=statistics.median(ours),
+                             ale_fps=statistics.median(theirs)))
+        ours, theirs = [], []
+        for _ in range(args.repeats):
+            ours.append(cule_vector(game, 4, args.steps, 1))
+            theirs.append(ale_single(game, args.steps * 4))
+        rows.append(dict(kind="single", game=game, envs=4, threads=1, cule_fps=statistics.median(ours),
+                         ale_fps=statistics.median(theirs)))
+        for r in rows[-len(args.envs) - 1:]:
+            r["ratio"] = r["cule_fps"] / r["ale_fps"]
+            print(f"{r['kind']:8s} {r['game']:15s} {r['envs']:4d} {r['cule_fps']:9.0f} {r['ale_fps']:10.0f} "
+                  f"{r['ratio']:6.2f}", flush=True)
+    for kind, target in (("vector", 2.0), ("single", 1.5)):
+        ratios = [r["ratio"] for r in rows if r["kind"] == kind]
+        print(f"{kind}: geometric mean ratio cule/ale-py {float(np.exp(np.mean(np.log(ratios)))):.2f} "
+              f"(target {target})")
+    out.mkdir(parents=True, exist_ok=True)
+    meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
+                steps=args.steps, repeats=args.repeats, date=time.strftime("%Y-%m-%d"))
+    with open(out / "fps.json", "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    plot(rows, out / "fps.png", parser)
+    print(f"wrote {out / 'fps.json'} and {out / 'fps.png'}")
+
+
+def plot(rows: list[dict], path: str, parser: argparse.ArgumentParser) -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: pip install matplotlib (the JSON figures were written)")
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    labels = [f"{r['game']} {r['kind']} {r['envs']}x{r['threads']}t" for r in rows]
+    x = np.arange(len(rows))
+    ax.bar(x - 0.2, [r["cule_fps"] for r in rows], 0.4, label="cule")
+    ax.bar(x + 0.2, [r["ale_fps"] for r in rows], 0.4, label="ale-py")
+    ax.set_xticks(x, labels, fontsize=7, rotation=35, ha="right")
+    ax.set_ylabel("emulated frames / s")
+    ax.set_title("cule vs ale-py on this CPU (vector: AtariVectorEnv, envs x threads; single: vs ALEInterface)",
+                 fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+if __name__ == "__main__":
+    main()

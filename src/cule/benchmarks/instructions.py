@@ -1,0 +1,208 @@
+"""Instructions per vector step, cule against ALE, counted by callgrind: a figure machine noise cannot move.
+
+One environment on one thread, ale-py's default preprocessing (frameskip 4,
+max-pool of the last two frames, grey, INTER_AREA to 84x84, a stack of 4,
+random actions from the minimal set):
+
+  cule: ``cule.AtariVectorEnv(game, 1, num_threads=1)`` stepped from Python,
+        everything included (Python, torch, the C++ backend);
+  ALE:  ``ale_py.ALEInterface`` acting frame by frame plus the same
+        preprocessing in numpy and OpenCV (ale-py's vector env runs a thread
+        pool whose waiting an instruction count cannot judge fairly).
+
+Each side runs twice under ``valgrind --tool=callgrind`` with two numbers of
+steps; the difference divided by the difference in steps is the cost of a
+step with start-up (imports, ROM load, reset) subtracted. cule's steps are
+also broken down by stage from callgrind's per-source-file attribution,
+which follows inlined code to the header it came from.
+
+    python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
+    python -m cule.benchmarks.instructions --games pong --steps 40 200
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cule.benchmarks import add_output_dir
+
+GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
+
+CULE_CHILD = """
+import sys, numpy as np, torch, cule
+game, steps = sys.argv[1], int(sys.argv[2])
+env = cule.AtariVectorEnv(game, 1, num_threads=1)
+env.reset(seed=0)
+actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, 1)))
+for k in range(steps):
+    env.step(actions[k])
+"""
+
+ALE_CHILD = """
+import sys, numpy as np, cv2, ale_py
+game, steps = sys.argv[1], int(sys.argv[2])
+ale = ale_py.ALEInterface()
+ale.setLoggerMode(ale_py.LoggerMode.Error)
+ale.setInt("random_seed", 0)
+ale.setFloat("repeat_action_probability", 0.0)
+ale.loadROM(ale_py.roms.get_rom_path(game))
+action_set = ale.getMinimalActionSet()
+rng = np.random.default_rng(0)
+frames = np.zeros((2, 210, 160), np.uint8)  # PAL games: resized from their own height below
+stack = np.zeros((4, 84, 84), np.uint8)
+
+def observe():
+    h, w = ale.getScreenDims()
+    if frames.shape[1] != h:
+        frames.resize((2, h, w), refcheck=False)
+    pooled = np.maximum(frames[0], frames[1])
+    stack[:-1] = stack[1:]
+    stack[-1] = cv2.resize(pooled, (84, 84), interpolation=cv2.INTER_AREA)
+
+def reset():
+    ale.reset_game()
+    for _ in range(int(rng.integers(0, 30))):
+        ale.act(action_set[0])
+    ale.getScreenGrayscale(frames[1])
+    frames[0] = 0
+    stack[:] = 0
+    observe()
+
+reset()
+actions = rng.integers(0, len(action_set), size=steps)
+for k in range(steps):
+    if ale.game_over():
+        reset()
+        continue
+    reward = 0
+    for skip in range(4):
+        reward += ale.act(action_set[actions[k]])
+        if ale.game_over():
+            break
+        if skip >= 2:
+            ale.getScreenGrayscale(frames[skip - 2])
+    observe()
+    reward = max(-1, min(1, reward))
+"""
+
+# cule's stages, by the source file callgrind attributes an instruction to
+# (inlined code keeps its header's name). Checked in order; the rest of the
+# process (the interpreter, torch, numpy, libc called from Python) is
+# "python and torch".
+STAGES = [
+    ("cpu core and bus", ("cpu6507.hpp", "console.hpp", "carts.hpp", "riot.hpp", "mapper_unit.hpp")),
+    ("tia pixels and collisions", ("tia.hpp:cule::tia::draw_pixels", "tia.hpp:cule::tia::paint")),
+    ("tia registers and catch-up", ("tia.hpp", "render_log.hpp")),
+    ("ale layer and games", ("environment.hpp", "ale.hpp", "games/", "mt19937.hpp")),
+    ("preprocessing", ("preprocess.hpp", "vector.hpp")),
+    ("backend glue (bindings, threads)", ("host/", "common.hpp", "pybind11")),
+]
+
+
+def callgrind(code: str, game: str, steps: int, out: Path) -> int:
+    """Instructions of one child run (the total callgrind reports)."""
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", code, game,
+           str(steps)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"callgrind run failed ({' '.join(cmd[:3])} ...):\n{done.stderr[-2000:]}")
+    for line in out.read_text(errors="replace").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"no instruction total in {out}")
+
+
+def per_file_costs(out: Path) -> dict[str, int]:
+    """Exclusive instructions by 'file:function' (callgrind_annotate's grouping)."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
+        if m and ":" in m.group(2) and not m.group(2).startswith(("Ir", "file")):
+            costs[m.group(2).strip()] = costs.get(m.group(2).strip(), 0) + int(m.group(1).replace(",", ""))
+    return costs
+
+
+def stage_of(name: str) -> str:
+    for stage, keys in STAGES:
+        if any(k in name for k in keys):
+            return stage
+    return "python and torch"
+
+
+def measure(game: str, steps: tuple[int, int], work: Path) -> dict:
+    row = {"game": game}
+    for side, code in (("cule", CULE_CHILD), ("ale", ALE_CHILD)):
+        files = [work / f"{side}-{game}-{n}.out" for n in steps]
+        totals = [callgrind(code, game, n, f) for n, f in zip(steps, files)]
+        row[f"{side}_per_step"] = (totals[1] - totals[0]) / (steps[1] - steps[0])
+        if side == "cule":
+            short, long = per_file_costs(files[0]), per_file_costs(files[1])
+            breakdown = {stage: 0.0 for stage, _ in STAGES}
+            breakdown["python and torch"] = 0.0
+            for name in set(short) | set(long):
+                breakdown[stage_of(name)] += (long.get(name, 0) - short.get(name, 0)) / (steps[1] - steps[0])
+            row["cule_stages"] = breakdown
+    row["ratio"] = row["cule_per_step"] / row["ale_per_step"]
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| game | cule instr/step | ALE instr/step | cule / ALE |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['game']} | {r['cule_per_step'] / 1e6:.2f}M | {r['ale_per_step'] / 1e6:.2f}M | "
+                     f"{r['ratio']:.2f} |")
+    geo = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
+    lines.append(f"| geometric mean | | | {geo:.2f} |")
+    stages = list(rows[0]["cule_stages"])
+    lines += ["", "cule's instructions per step by stage (millions):", "",
+              "| stage | " + " | ".join(r["game"] for r in rows) + " |", "|---|" + "---|" * len(rows)]
+    for s in stages:
+        lines.append(f"| {s} | " + " | ".join(f"{r['cule_stages'][s] / 1e6:.2f}" for r in rows) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.instructions", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="+", default=GAMES, help="ALE game ids")
+    parser.add_argument("--steps", nargs=2, type=int, default=[50, 250], metavar=("SHORT", "LONG"),
+                        help="vector steps of the two runs whose difference is counted")
+    add_output_dir(parser, "instructions")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
+    if args.steps[1] <= args.steps[0]:
+        parser.error("--steps SHORT LONG needs LONG > SHORT")
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for game in args.games:
+            t0 = time.perf_counter()
+            rows.append(measure(game, tuple(args.steps), Path(work)))
+            r = rows[-1]
+            print(f"{game:16s} cule {r['cule_per_step'] / 1e6:6.2f}M  ALE {r['ale_per_step'] / 1e6:6.2f}M  "
+                  f"ratio {r['ratio']:.2f}  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    text = table(rows)
+    print("\n" + text)
+    meta = dict(date=time.strftime("%Y-%m-%d"), steps=args.steps, command=" ".join(["python", "-m",
+                "cule.benchmarks.instructions"] + sys.argv[1:]))
+    (out / "instructions.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+    (out / "instructions.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
+    print(f"\nwrote {out / 'instructions.json'} and {out / 'instructions.md'}")
+
+
+if __name__ == "__main__":
+    main()

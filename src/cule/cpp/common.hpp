@@ -1,0 +1,120 @@
+// Shared by every header of the core: fixed-width types and the one
+// host+device annotation. The core must compile unchanged under g++ (CPU
+// backend, kernel host shim), nvcc and NVRTC (CUDA backend), so nothing here
+// may pull in a host-only header when NVRTC compiles it.
+#pragma once
+
+#if defined(__CUDACC_RTC__)
+// NVRTC has no standard library headers; these are the only types we need.
+typedef unsigned char uint8_t;
+typedef signed char int8_t;
+typedef unsigned short uint16_t;
+typedef short int16_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#else
+#include <cstddef>
+#include <cstdint>
+#endif
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// Inlining everything into a kernel that runs ALE's whole reset_game over
+// 104 games exhausts nvcc's memory; with the frame loop kept out of line the
+// step and reset kernels build in under two minutes (kernels.cu's register
+// budget keeps the calls from spilling).
+#define CULE_HD __host__ __device__ inline
+#define CULE_HOT __host__ __device__ __forceinline__
+#define CULE_FRAME __host__ __device__ __noinline__
+#define CULE_OP __host__ __device__ inline
+// Whole phases (a step, a reset, a frame's preprocessing) and the chips'
+// register accesses: kept out of line on the device, so NVVM and ptxas see
+// each once instead of at every store of the opcode switch; inlined (at the
+// compiler's choice) on the host.
+#define CULE_PHASE __host__ __device__ __noinline__
+#define CULE_IO __host__ __device__ __forceinline__
+#else
+#define CULE_HD inline
+// Sanitizer builds (tests/fuzz) define CULE_NO_FORCE_INLINE: forced inlining
+// of instrumented code makes them compile for many minutes.
+#ifdef CULE_NO_FORCE_INLINE
+#define CULE_FORCE_INLINE inline
+#else
+#define CULE_FORCE_INLINE inline __attribute__((always_inline))
+#endif
+// The bus accesses sit inside every instruction: g++ must inline them.
+#define CULE_HOT CULE_FORCE_INLINE
+#define CULE_FRAME inline
+// The CPU's per-instruction helpers: on the host, inlined into the opcode
+// switch so each case folds to straight-line code (g++ otherwise calls
+// fetch and the operation switches per instruction, ~25% of a frame); nvcc
+// keeps its own judgement, which bounds the kernels' size.
+#define CULE_OP CULE_FORCE_INLINE
+#define CULE_PHASE inline
+// The bus's slow paths (TIA, RIOT I/O): one out-of-line copy on the host.
+#ifdef CULE_NO_FORCE_INLINE
+#define CULE_IO inline
+#else
+#define CULE_IO __attribute__((noinline))
+#endif
+#endif
+
+namespace cule {
+
+// Per-environment arrays come in two layouts, chosen by their `lanes`. 1:
+// each environment's items contiguous (the CPU backend). kDeviceLanes on
+// device batches: the array is cut in tiles of a warp's 32 environments, and
+// item i of the tile's lane l sits at tile item i * 32 + l, so when a warp's
+// threads touch the same item of their environments they touch one line.
+constexpr uint32_t kDeviceLanes = 32;
+
+// Where item `item` of environment `env` sits, in an array of `items` items
+// per environment.
+CULE_HD size_t lane_slot(int env, size_t item, size_t items, uint32_t lanes) {
+  return ((size_t)((uint32_t)env / lanes) * items + item) * lanes + (uint32_t)env % lanes;
+}
+
+// Copies 4 bytes between objects of different types (a store through a cast
+// pointer would break C++'s aliasing rules); both compile to one move.
+CULE_HD void copy_word(void* to, const void* from) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  memcpy(to, from, 4);
+#else
+  __builtin_memcpy(to, from, 4);
+#endif
+}
+
+// One struct per environment, stored as 4-byte words in lane layout; a
+// kernel thread loads its environment's struct into a working copy (local
+// memory, which the hardware interleaves per thread in the same way) and
+// stores it back.
+template <class T>
+struct LaneArray {
+  static_assert(sizeof(T) % 4 == 0, "lane arrays hold whole 4-byte words");
+  static constexpr size_t kWords = sizeof(T) / 4;
+  uint32_t* words;
+  uint32_t lanes;
+
+  CULE_HD void load(int env, T& out) const {
+    const uint32_t* from = words + lane_slot(env, 0, kWords, lanes);
+    char* to = (char*)&out;
+    for (size_t w = 0; w < kWords; ++w) copy_word(to + 4 * w, from + w * lanes);
+  }
+  CULE_HD void store(int env, const T& in) const {
+    uint32_t* to = words + lane_slot(env, 0, kWords, lanes);
+    const char* from = (const char*)&in;
+    for (size_t w = 0; w < kWords; ++w) copy_word(to + w * lanes, from + 4 * w);
+  }
+};
+
+// The next free slot of a list that a kernel's threads append to.
+CULE_HD int32_t claim_slot(int32_t* count) {
+#if defined(__CUDA_ARCH__)
+  return atomicAdd(count, 1);
+#else
+  return (*count)++;  // the CPU backend and the launch shim run one thread at a time per list
+#endif
+}
+
+}  // namespace cule

@@ -1,0 +1,258 @@
+// The console: one environment's machine state, the 6507's bus, and ALE's
+// frame loop (TIA::update). Facts: CONSOLE_FACTS.md sections 2 and 5,
+// TIA_FACTS.md section 2.
+#pragma once
+
+#include "carts.hpp"
+#include "common.hpp"
+#include "cpu6507.hpp"
+#include "render_log.hpp"
+#include "riot.hpp"
+#include "tia.hpp"
+
+namespace cule {
+
+constexpr uint32_t kFrameInstructionBudget = 25000;  // TIA::update runs at most this many
+
+// The console's inputs as the chips see them; the ALE layer derives them
+// from actions (joystick or paddles, swapped ports) before each frame.
+struct Controls {
+  TiaInputs tia;              // INPT0-5
+  uint8_t swcha;              // SWCHA pins, 1 = released
+  uint8_t console_reset;      // RESET switch held
+  uint8_t console_select;     // SELECT switch held
+  uint8_t difficulty_events;  // bit 0 left A, 1 left B, 2 right A, 3 right B
+};
+
+// Everything one environment needs, as plain data.
+struct Machine {
+  Cpu6507 cpu;
+  Riot riot;
+  Tia tia;
+  CartState cart;
+  Controls controls;
+  uint32_t cycles;        // system clock, CPU cycles since the frame started
+  uint32_t rng_position;  // draws taken from the system RNG since power-on
+  uint8_t data_bus;       // last byte on the data bus (TIA read noise)
+  uint8_t switches;       // Switches::read()'s stateful byte
+  uint8_t stop;           // the TIA asked the CPU to stop after this instruction
+  uint8_t pad_;
+};
+
+// What all environments of a batch share, read-only.
+struct RomView {
+  const uint8_t* image;
+  const uint32_t* rng_draws;  // std::mt19937(4753849) outputs, in order
+  uint32_t rng_count;
+  TiaConfig tia;              // after NTSC/PAL detection
+  uint8_t initial_switches;   // from the difficulty and TV-type properties
+};
+
+// The system RNG (std::mt19937 seeded 4753849): identical in every
+// environment, so the draws are precomputed once and each machine keeps
+// only its position in the sequence.
+struct SystemRng {
+  const RomView& rom;
+  Machine& m;
+  CULE_HD uint32_t next() {
+    const uint32_t v = rom.rng_draws[m.rng_position % rom.rng_count];
+    ++m.rng_position;
+    return v;
+  }
+};
+
+// The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the
+// cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
+template <class Cart>
+struct ConsoleBus {
+  Machine& m;
+  const RomView& rom;
+  uint8_t* frame;         // the TIA's current frame buffer, or null to skip pixels
+  const Cpu6507& cpu;     // the CPU driving the bus (WSYNC looks at its last access)
+  FrameRecorder* recorder;  // records the TIA accesses for a later render, or null
+  // The clock, the data-bus latch and the stop flag belong to the bus while
+  // an instruction loop runs (write_back() returns them to m): any byte
+  // store into RAM or a frame may alias m, so kept in m they would be
+  // reloaded from memory after every store (on a GPU, an L1 round trip).
+  uint32_t cycles;
+  uint8_t data_bus;
+  uint8_t stop;
+
+  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, const Cpu6507& c,
+                     FrameRecorder* rec = nullptr)
+      : m(machine), rom(r), frame(f), cpu(c), recorder(rec), cycles(machine.cycles), data_bus(machine.data_bus),
+        stop(machine.stop) {}
+  CULE_HD void write_back() {
+    m.cycles = cycles;
+    m.data_bus = data_bus;
+    m.stop = stop;
+  }
+
+  CULE_HOT uint8_t peek(uint16_t address) {
+    uint8_t v;
+    if (address & 0x1000) {
+      v = Cart::peek(m.cart, rom.image, address, cycles);
+    } else if ((address & 0x0280) == 0x0080) {
+      v = m.riot.ram[address & 0x7F];
+    } else {
+      v = peek_io(address);
+    }
+    data_bus = v;
+#ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(bus, address, value, is_write)
+    CULE_TRACE_ACCESS(*this, address, v, false);
+#endif
+    return v;
+  }
+
+  CULE_HOT void poke(uint16_t address, uint8_t v) {
+    if (address & 0x1000) {
+      Cart::poke(m.cart, rom.image, address, v, cycles);
+    } else if ((address & 0x0280) == 0x0080) {
+      m.riot.ram[address & 0x7F] = v;
+    } else {
+      poke_io(address, v);
+    }
+    data_bus = v;
+#ifdef CULE_TRACE_ACCESS
+    CULE_TRACE_ACCESS(*this, address, v, true);
+#endif
+  }
+
+  // The TIA and the RIOT's ports and timer: out of line, so the opcode
+  // switch that inlines every access stays small.
+  CULE_IO uint8_t peek_io(uint16_t address) {
+    if (address & 0x0080) {
+      // Switches::read() runs only for SWCHB reads: it updates its byte.
+      riot::Ports ports{m.controls.swcha, (address & 0x07) == 2 ? read_switches() : (uint8_t)0};
+      return riot::peek(m.riot, address, cycles, ports);
+    }
+    if (recorder) recorder->read(cycles);
+    return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
+  }
+  CULE_IO void poke_io(uint16_t address, uint8_t v) {
+    if (address & 0x0080) {
+      riot::poke(m.riot, address, v, cycles);
+      return;
+    }
+    if (recorder) recorder->write(cycles, address, v, cpu.last_access_was_read);
+    const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, cpu.last_access_was_read);
+    cycles += r.stall_cycles;
+    if (r.stop) stop = 1;
+  }
+
+  CULE_HOT void tick(uint32_t n) { cycles += n; }
+
+  // Switches::read(): difficulty and colour bits change only on an event.
+  CULE_HD uint8_t read_switches() {
+    uint8_t s = m.switches;
+    const uint8_t e = m.controls.difficulty_events;
+    if (e & 0x4) s |= 0x80;
+    else if (e & 0x8) s &= (uint8_t)~0x80;
+    if (e & 0x1) s |= 0x40;
+    else if (e & 0x2) s &= (uint8_t)~0x40;
+    s = m.controls.console_select ? (uint8_t)(s & ~0x02) : (uint8_t)(s | 0x02);
+    s = m.controls.console_reset ? (uint8_t)(s & ~0x01) : (uint8_t)(s | 0x01);
+    m.switches = s;
+    return s;
+  }
+};
+
+namespace console {
+
+// Frame buffers: two per machine (current and previous), each height x 160.
+CULE_HD uint8_t* current_buffer(const Machine& m, uint8_t* buffers) {
+  if (!buffers) return nullptr;
+  return buffers + (uint32_t)m.tia.current_buffer * m.tia.config.height * kScreenWidth;
+}
+
+// System::resetCycles: every device forgets the elapsed cycles, in attach
+// order (RIOT, TIA, cartridge), then the clock restarts at 0.
+template <class Cart>
+CULE_HD void reset_cycles(Machine& m) {
+  riot::rebase_cycles(m.riot, m.cycles);
+  tia::rebase_cycles(m.tia, m.cycles);
+  Cart::rebase_cycles(m.cart, m.cycles);
+  m.cycles = 0;
+}
+
+// System::reset (CONSOLE_FACTS 2.3): clocks, then RIOT, TIA, cartridge,
+// then the CPU reads the reset vector.
+template <class Cart>
+CULE_HD void system_reset(Machine& m, const RomView& rom, const TiaConfig& tia_config, uint8_t* buffers) {
+  reset_cycles<Cart>(m);
+  SystemRng rng{rom, m};
+  riot::reset(m.riot, rng.next());
+  tia::reset(m.tia, tia_config, m.cycles);
+  if (buffers)
+    for (uint32_t i = 0; i < 2u * tia_config.height * kScreenWidth; ++i) buffers[i] = 0;
+  Cart::reset(m.cart, rng, m.cycles);
+  ConsoleBus<Cart> bus{m, rom, nullptr, m.cpu};
+  cpu::reset(m.cpu, bus);
+  bus.write_back();
+}
+
+// TIA::startFrame: swap buffers and restart the clock on the current line.
+template <class Cart>
+CULE_HD void start_frame(Machine& m) {
+  const uint32_t phase = (m.cycles * 3 - (uint32_t)m.tia.frame_start_clock) % kClocksPerLine;
+  reset_cycles<Cart>(m);
+  tia::begin_frame(m.tia, phase);
+}
+
+// One ALE frame: TIA::update (TIA_FACTS 2.1). `buffers` may be null when
+// nobody will look at this frame; everything but the pixels still happens.
+// With a recorder, the pixels are left to a later tia::replay of what it
+// records.
+template <class Cart>
+CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, FrameRecorder* recorder = nullptr) {
+  if (!m.tia.partial_frame) start_frame<Cart>(m);
+  m.tia.partial_frame = 1;
+  m.stop = 0;
+  if (recorder) recorder->begin(m.tia);
+  // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
+  Cpu6507 regs = m.cpu;
+  ConsoleBus<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), regs, recorder};
+  for (uint32_t n = 0; n < kFrameInstructionBudget && !bus.stop && !regs.jammed; ++n) cpu::step(regs, bus);
+  bus.write_back();
+  m.cpu = regs;
+  m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
+  const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;
+  if (grey) tia::grey_out(m.tia, bus.frame, m.cycles);
+  if (recorder) recorder->end(m.cycles, grey);
+  if (m.tia.partial_frame) {
+    m.tia.frame_greyed = 1;
+  } else {
+    m.tia.scanline_count_last_frame = m.tia.current_scanline;
+    m.tia.frame_greyed = 0;
+  }
+}
+
+// The Console constructor (CONSOLE_FACTS 5.1-5.2): RAM from the system RNG,
+// the RIOT's own reset, cartridge power-on state; then, unless the format is
+// fixed, 60 NTSC frames decide PAL: at least 15 of frames 30-59 longer than
+// 285 lines. Returns whether the ROM runs as PAL. Ends with System::reset
+// under the final display settings, which the caller passes in `final`
+// (computed from the returned format) through a second call to system_reset.
+template <class Cart>
+CULE_HD bool power_on_detect_pal(Machine& m, const RomView& rom, const TiaConfig& ntsc, bool detect,
+                                 const Controls& idle) {
+  Machine zero{};
+  m = zero;
+  m.controls = idle;  // no event is set while the console is built
+  SystemRng rng{rom, m};
+  for (int i = 0; i < 128; ++i) m.riot.ram[i] = (uint8_t)rng.next();
+  riot::reset(m.riot, rng.next());
+  Cart::power_on(m.cart, rng);
+  m.switches = rom.initial_switches;
+  if (!detect) return false;
+  system_reset<Cart>(m, rom, ntsc, nullptr);
+  int long_frames = 0;
+  for (int i = 0; i < 60; ++i) {
+    run_frame<Cart>(m, rom, nullptr);
+    if (i >= 30 && tia::scanlines(m.tia, m.cycles) > 285) ++long_frames;
+  }
+  return long_frames >= 15;
+}
+
+}  // namespace console
+}  // namespace cule

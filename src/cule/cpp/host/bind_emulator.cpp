@@ -1,0 +1,208 @@
+// cule._core.Emulator: the CPU backend's batch of environments.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/bindings.hpp"
+#include "host/emulator.hpp"
+
+namespace cule::bindings {
+namespace {
+
+std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, const std::string& game,
+                                              int num_envs, int ystart, int height, bool hmove_blanks,
+                                              const std::string& format, bool left_paddles, bool right_paddles,
+                                              bool swap_ports, bool swap_paddles, int initial_switches,
+                                              float repeat_action_probability, int max_num_frames_per_episode) {
+  cule::RomSettings s;
+  s.cart = cart_type_of(cart);
+  s.ystart = (uint16_t)ystart;
+  s.height = (uint16_t)height;
+  s.hmove_blanks = hmove_blanks;
+  if (format != "AUTO-DETECT" && format != "PAL" && format != "NTSC")
+    throw std::invalid_argument("format must be AUTO-DETECT, PAL or NTSC");
+  s.detect_format = format == "AUTO-DETECT";
+  s.fixed_pal = format == "PAL";
+  s.initial_switches = (uint8_t)initial_switches;
+  s.controllers = cule::ControllerSetup{(uint8_t)left_paddles, (uint8_t)right_paddles, (uint8_t)swap_ports,
+                                        (uint8_t)swap_paddles, 0, 0};
+  int id = -1;
+  for (int i = 0; i < (int)cule::GameId::kCount; ++i)
+    if (game == cule::kGameNames[i]) id = i;
+  if (id < 0) throw std::invalid_argument("no game settings for '" + game + "'");
+  std::string bytes = image;
+  return std::make_unique<cule::Emulator>(std::vector<uint8_t>(bytes.begin(), bytes.end()), s, id, num_envs,
+                                          repeat_action_probability, max_num_frames_per_episode);
+}
+
+}  // namespace
+
+void bind_emulator(py::module_& m) {
+  py::class_<cule::Emulator>(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).")
+      .def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("game"), py::arg("num_envs"),
+           py::arg("ystart"), py::arg("height"), py::arg("hmove_blanks"), py::arg("format"),
+           py::arg("left_paddles"), py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"),
+           py::arg("initial_switches"), py::arg("repeat_action_probability"),
+           py::arg("max_num_frames_per_episode"))
+      .def_property_readonly("num_envs", &cule::Emulator::num_envs)
+      .def_property_readonly("is_pal", &cule::Emulator::is_pal)
+      .def_property_readonly("screen_height", &cule::Emulator::screen_height)
+      .def("load", &cule::Emulator::load, py::arg("env"), py::arg("seed"), py::arg("mode"), py::arg("difficulty"))
+      .def("reset_game", &cule::Emulator::reset_game, py::arg("env"))
+      .def("set_mode", &cule::Emulator::set_mode, py::arg("env"), py::arg("mode"), py::arg("difficulty"),
+           "ALE's setMode/setDifficulty: applied by the next reset_game.")
+      .def("act", &cule::Emulator::act, py::arg("env"), py::arg("action_a"), py::arg("action_b") = 18,
+           py::arg("draw") = true)
+      .def("observe", [](const cule::Emulator& e) {
+        py::array_t<uint8_t> screens({e.num_envs(), e.screen_height(), (int)cule::kScreenWidth});
+        py::array_t<int32_t> lives(e.num_envs());
+        e.observe(screens.mutable_data(), lives.mutable_data());
+        return py::make_tuple(screens, lives);
+      }, "(screens [N, H, 160] palette indices, lives [N])")
+      .def("configure_vector", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
+                                  py::array_t<uint8_t, py::array::c_style> gray, int frameskip, int stack_num,
+                                  int img_height, int img_width, bool grayscale, bool maxpool, int noop_max,
+                                  bool fire_reset, bool has_fire, bool episodic_life, bool life_loss_info,
+                                  bool reward_clipping, int max_episode_steps, bool same_step, bool gymnasium,
+                                  int default_mode, int mode, int difficulty, int cache_size) {
+        if (rgb.size() != 256 * 3 || gray.size() != 256)
+          throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
+        cule::VectorOptions o;
+        o.frameskip = frameskip; o.stack_num = stack_num; o.img_height = img_height; o.img_width = img_width;
+        o.grayscale = grayscale; o.maxpool = maxpool; o.noop_max = noop_max; o.fire_reset = fire_reset;
+        o.has_fire = has_fire; o.episodic_life = episodic_life; o.life_loss_info = life_loss_info;
+        o.reward_clipping = reward_clipping; o.max_episode_steps = max_episode_steps; o.same_step = same_step;
+        o.gymnasium = gymnasium; o.default_mode = default_mode; o.mode = mode; o.difficulty = difficulty;
+        o.cache_size = cache_size;
+        e.configure_vector(o, rgb.data(), gray.data());
+      }, py::arg("rgb"), py::arg("gray"), py::arg("frameskip"), py::arg("stack_num"), py::arg("img_height"),
+         py::arg("img_width"), py::arg("grayscale"), py::arg("maxpool"), py::arg("noop_max"), py::arg("fire_reset"),
+         py::arg("has_fire"), py::arg("episodic_life"), py::arg("life_loss_info"), py::arg("reward_clipping"),
+         py::arg("max_episode_steps"), py::arg("same_step"), py::arg("gymnasium"), py::arg("default_mode"),
+         py::arg("mode"), py::arg("difficulty"), py::arg("cache_size") = 0,
+         "ale-py's PreprocessedEnv settings for every environment (see cule.AtariVectorEnv).")
+      .def("vector_run", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                            py::array_t<int32_t, py::array::c_style> actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
+                            bool force_reset, int num_threads) {
+        const int count = (int)ids.size();
+        if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != count)
+          throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
+        if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != count))
+          throw std::invalid_argument("seeds (int64) need one entry per reset environment");
+        const int64_t* seed_data = seeds ? seeds->data() : nullptr;
+        py::gil_scoped_release release;
+        e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
+      }, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(), py::arg("force_reset") = false,
+         py::arg("num_threads") = 0,
+         "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
+      .def("gather", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                        py::array_t<uint8_t, py::array::c_style> obs, py::array_t<int32_t, py::array::c_style> rewards,
+                        py::array_t<bool, py::array::c_style> terminated, py::array_t<bool, py::array::c_style> truncated,
+                        py::array_t<int32_t, py::array::c_style> lives, py::array_t<int32_t, py::array::c_style> frames,
+                        py::array_t<int32_t, py::array::c_style> episode_frames,
+                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs) {
+        const size_t count = (size_t)ids.size();
+        const size_t bytes = count * e.stacked_bytes();
+        if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
+          throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
+        if ((size_t)rewards.size() != count || (size_t)terminated.size() != count || (size_t)truncated.size() != count ||
+            (size_t)lives.size() != count || (size_t)frames.size() != count || (size_t)episode_frames.size() != count)
+          throw std::invalid_argument("result arrays need one entry per gathered environment");
+        uint8_t* final_data = final_obs ? final_obs->mutable_data() : nullptr;
+        py::gil_scoped_release release;
+        e.gather(ids.data(), (int)count, obs.mutable_data(), rewards.mutable_data(),
+                 reinterpret_cast<uint8_t*>(terminated.mutable_data()),
+                 reinterpret_cast<uint8_t*>(truncated.mutable_data()), lives.mutable_data(), frames.mutable_data(),
+                 episode_frames.mutable_data(), final_data);
+      }, py::arg("ids"), py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"),
+         py::arg("lives"), py::arg("frame_numbers"), py::arg("episode_frame_numbers"), py::arg("final_obs") = py::none(),
+         "Writes the listed environments' latest results, in that order, into the given arrays.")
+      .def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
+      .def_property_readonly("cart", [](const cule::Emulator& e) { return cart_name(e.cart()); })
+      .def("arrays", [](py::object self) {
+        auto& e = self.cast<cule::Emulator&>();
+        py::dict out;
+        for (const auto& a : e.arrays())
+          out[a.name] = py::array_t<uint8_t>({(ssize_t)a.bytes}, {1}, (uint8_t*)a.data, self);
+        return out;
+      }, "Every array a BatchView points at, by name: uint8 views of the host memory (for device backends).")
+      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses, uint32_t lanes) {
+        const cule::BatchView b = e.view_at([&](const char* name) -> uint64_t {
+          const auto it = addresses.find(name);
+          return it == addresses.end() ? 0 : it->second;
+        }, lanes);
+        return py::bytes(reinterpret_cast<const char*>(&b), sizeof b);
+      }, py::arg("addresses"), py::arg("lanes"),
+         "The bytes of a BatchView whose arrays are at the given addresses (name -> address), the lane arrays "
+         "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices).")
+      .def("lane_arrays", &cule::Emulator::lane_arrays,
+           "The arrays that device batches keep in lane layout (cule/cpp/common.hpp): name -> bytes per struct.")
+      .def("device_arrays", &cule::Emulator::device_arrays, py::arg("frames_per_env"),
+           py::arg("accesses_per_env"),
+           "The arrays only device batches have (the render log, render_log.hpp, turned on by this call, and the "
+           "reset list): bytes by name, which batch_view() then expects addresses for.")
+      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
+      .def("game_over", &cule::Emulator::game_over, py::arg("env"))
+      .def("lives", &cule::Emulator::lives, py::arg("env"))
+      .def("ram", [](const cule::Emulator& e, int env) {
+        return py::array_t<uint8_t>(128, e.machine(env).riot.ram);
+      }, py::arg("env"))
+      .def("screen", [](const cule::Emulator& e, int env) {
+        return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, e.screen(env));
+      }, py::arg("env"))
+      .def("counters_batch", [](const cule::Emulator& e) {
+        py::array_t<int64_t> frame(e.num_envs()), episode(e.num_envs());
+        for (int i = 0; i < e.num_envs(); ++i) {
+          frame.mutable_data()[i] = e.state(i).frame_number;
+          episode.mutable_data()[i] = e.state(i).episode_frame_number;
+        }
+        return py::make_tuple(frame, episode);
+      }, "(frame_number [N], episode_frame_number [N])")
+      .def("counters", [](const cule::Emulator& e, int env) {
+        const auto& s = e.state(env);
+        return py::make_tuple(s.frame_number, s.episode_frame_number);
+      }, py::arg("env"), "(frame_number, episode_frame_number)")
+      .def("tia_state", [](const cule::Emulator& e, int env) {
+        const auto& t = e.machine(env).tia;
+        py::dict d;
+        d["F"] = t.frame_start_clock; d["startdisp"] = t.start_display_clock; d["stopdisp"] = t.stop_display_clock;
+        d["lastupd"] = t.last_update_clock; d["toend"] = t.clocks_to_end_of_line;
+        d["sc_last"] = t.scanline_count_last_frame; d["cur_sc"] = t.current_scanline;
+        d["vsyncfin"] = t.vsync_finish_clock; d["enabled"] = t.enabled_objects; d["vsync"] = t.vsync;
+        d["vblank"] = t.vblank; d["nusiz0"] = t.nusiz0; d["nusiz1"] = t.nusiz1; d["colup0"] = t.colup0;
+        d["colup1"] = t.colup1; d["colupf"] = t.colupf; d["colubk"] = t.colubk; d["ctrlpf"] = t.ctrlpf;
+        d["prio"] = t.priority_score; d["refp0"] = t.refp0 != 0; d["refp1"] = t.refp1 != 0; d["pf"] = t.pf;
+        d["grp0"] = t.grp0; d["grp1"] = t.grp1; d["dgrp0"] = t.dgrp0; d["dgrp1"] = t.dgrp1;
+        d["enam0"] = t.enam0 != 0; d["enam1"] = t.enam1 != 0; d["enabl"] = t.enabl != 0; d["denabl"] = t.denabl != 0;
+        d["hmp0"] = t.hmp0; d["hmp1"] = t.hmp1; d["hmm0"] = t.hmm0; d["hmm1"] = t.hmm1; d["hmbl"] = t.hmbl;
+        d["vdelp0"] = t.vdelp0 != 0; d["vdelp1"] = t.vdelp1 != 0; d["vdelbl"] = t.vdelbl != 0;
+        d["resmp0"] = t.resmp0 != 0; d["resmp1"] = t.resmp1 != 0; d["collision"] = t.collision;
+        d["posp0"] = t.pos_p0; d["posp1"] = t.pos_p1; d["posm0"] = t.pos_m0; d["posm1"] = t.pos_m1;
+        d["posbl"] = t.pos_bl; d["cgrp0"] = t.current_grp0; d["cgrp1"] = t.current_grp1;
+        d["lasthmove"] = t.last_hmove_clock; d["hmoveblank"] = t.hmove_blank_pending != 0;
+        d["cosmic"] = t.cosmic_ark != 0; d["cosmiccnt"] = t.cosmic_ark_counter; d["dump"] = t.dump_enabled != 0;
+        d["dumpcycle"] = t.dump_disabled_cycle;
+        return d;
+      }, py::arg("env"), "The TIA's registers, named as in Stella's TIA::save (for debugging).")
+      .def("debug", [](const cule::Emulator& e, int env) {
+        const auto& m = e.machine(env);
+        const auto& s = e.state(env);
+        return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
+                        py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
+                        py::arg("pc") = m.cpu.pc, py::arg("a") = m.cpu.a, py::arg("x") = m.cpu.x,
+                        py::arg("y") = m.cpu.y, py::arg("sp") = m.cpu.sp, py::arg("p") = m.cpu.p,
+                        py::arg("timer") = m.riot.timer, py::arg("shift") = m.riot.interval_shift,
+                        py::arg("timer_set") = m.riot.timer_set_cycle,
+                        py::arg("int_read") = m.riot.interrupt_read_cycle,
+                        py::arg("read_after_int") = (bool)m.riot.read_after_interrupt, py::arg("ddra") = m.riot.ddra,
+                        py::arg("mode_error") = (bool)s.mode_error, py::arg("short_frames") = s.short_frames,
+                        py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
+      }, py::arg("env"));
+}
+
+}  // namespace cule::bindings

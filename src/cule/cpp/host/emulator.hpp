@@ -1,0 +1,421 @@
+// The CPU backend's batch of environments: machines, ALE input state and
+// frame buffers for N copies of one ROM. Host-only (std::vector); the chip
+// code it calls is the same the CUDA kernels run.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "ale.hpp"
+#include "games/registry.hpp"
+#include "host/mapper_ops.hpp"
+#include "host/thread_pool.hpp"
+#include "preprocess.hpp"
+#include "vector.hpp"
+
+namespace cule {
+
+// A batch of N environments of one ROM on the CPU: the arrays a BatchView
+// points at, and a thread pool running VectorEnv over them through the
+// mapper's MapperOps. `GameSet` is Games (every game, chosen at run time)
+// for the bindings; the fuzz driver (tests/fuzz) uses OneGame<...> so a
+// sanitizer build stays small.
+template <class GameSet = Games>
+class BasicEmulator {
+ public:
+  // 2^20 draws of the system RNG: 128 + 1 per power-on, then 1 (129 with a
+  // SuperChip) per reset; the table wraps after that (documented limit).
+  static constexpr uint32_t kRngDraws = 1u << 20;
+
+  BasicEmulator(std::vector<uint8_t> image, const RomSettings& settings, int game, int num_envs,
+                float repeat_action_probability, int max_num_frames_per_episode)
+      : image_(std::move(image)), settings_(settings), ops_(mapper_ops<GameSet>(settings.cart)), n_(num_envs) {
+    if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive");
+    if (game < 0 || game >= (int)GameId::kCount) throw std::invalid_argument("unknown game id");
+    const uint32_t need = ops_.rom_bytes;
+    if (image_.size() < need)
+      throw std::invalid_argument("a " + std::to_string(image_.size()) + "-byte image is too small for its mapper (" +
+                                  std::to_string(need) + " bytes)");
+    rng_draws_.resize(kRngDraws);
+    std::mt19937 mt(4753849u);
+    for (auto& d : rng_draws_) d = (uint32_t)mt();
+    rom_.image = image_.data();
+    rom_.rng_draws = rng_draws_.data();
+    rom_.rng_count = kRngDraws;
+    rom_.initial_switches = settings.initial_switches;
+    config_.controllers = settings.controllers;
+    GameSet::paddle_range((uint8_t)game, config_.controllers.paddle_min, config_.controllers.paddle_max);
+    config_.repeat_action_probability = repeat_action_probability;
+    config_.max_num_frames_per_episode = max_num_frames_per_episode;
+    config_.game = (uint8_t)game;
+    config_.uses_paddles = settings.controllers.left_paddles || settings.controllers.right_paddles;
+    power_on_template();
+    machines_.assign(n_, power_on_);
+    envs_.resize(n_);
+    saved_machines_.resize(n_);
+    saved_envs_.resize(n_);
+    buffers_.assign((size_t)n_ * 2 * frame_bytes(), 0);
+    opt_.stack_num = 1;  // no pipeline until configure_vector
+  }
+
+  int num_envs() const { return n_; }
+  bool is_pal() const { return pal_; }
+  int screen_height() const { return rom_.tia.height; }
+  CartType cart() const { return settings_.cart; }
+
+  // ---- single environments, as ALEInterface (tests, debugging)
+  void load(int env, uint32_t seed, int mode, int difficulty) { ops_.load(view(), check(env), seed, mode, difficulty); }
+  void set_mode(int env, int mode, int difficulty) { ops_.set_mode(view(), check(env), mode, difficulty); }
+  void reset_game(int env) { ops_.reset_game(view(), check(env)); }
+  int act(int env, int action_a, int action_b, bool draw = true) {
+    return ops_.act(view(), check(env), action_a, action_b, draw);
+  }
+  // Copies every environment's current screen (palette indices) and lives.
+  void observe(uint8_t* screens, int32_t* lives) const {
+    for (int env = 0; env < n_; ++env) {
+      std::memcpy(screens + env * frame_bytes(), screen(env), frame_bytes());
+      lives[env] = this->lives(env);
+    }
+  }
+
+  // ---- ale-py's vector env (vector.hpp)
+
+  // Configures the PreprocessedEnv pipeline for every environment.
+  void configure_vector(const VectorOptions& o, const uint8_t* rgb, const uint8_t* gray) {
+    if (o.stack_num <= 0 || o.frameskip <= 0) throw std::invalid_argument("stack_num and frameskip must be positive");
+    const int h = rom_.tia.height;
+    if (o.img_height <= 0 || o.img_width <= 0 || o.img_height > h || o.img_width > (int)kScreenWidth)
+      throw std::invalid_argument("observations can shrink the " + std::to_string(h) + "x160 screen, not grow it: got " +
+                                  std::to_string(o.img_height) + "x" + std::to_string(o.img_width));
+    opt_ = o;
+    std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
+    std::memcpy(palette_gray_, gray, sizeof palette_gray_);
+    const int cn = o.grayscale ? 1 : 3;
+    taps_.assign(2 * (kScreenWidth + h), AreaTap{});
+    plan_ = preprocess::make_plan(kScreenWidth, h, o.img_width, o.img_height, cn, taps_.data());
+    raw_bytes_ = (uint32_t)(h * kScreenWidth * cn);
+    obs_bytes_ = (uint32_t)(o.img_height * o.img_width * cn);
+    raw_.assign((size_t)n_ * 2 * raw_bytes_, 0);
+    stacks_.assign((size_t)n_ * stacked_bytes(), 0);
+    final_.assign(o.same_step ? (size_t)n_ * stacked_bytes() : 0, 0);
+    stack_index_.assign(n_, 0);
+    vstates_.assign(n_, VectorState{});
+    results_.assign(n_, EnvResult{});
+    cache_machines_.clear();
+    cache_envs_.clear();
+    cache_screens_.clear();
+    cache_frames_.clear();
+  }
+  size_t stacked_bytes() const { return (size_t)opt_.stack_num * obs_bytes_; }
+
+  // The batch as the kernels see it (pointers into this object's arrays).
+  BatchView view() {
+    BatchView b{};
+    b.rom = rom_;
+    b.cfg = config_;
+    b.opt = opt_;
+    b.plan = plan_;
+    b.power_on = &power_on_;
+    b.palette_rgb = palette_rgb_;
+    b.palette_gray = palette_gray_;
+    b.cache = StartStates{cache_machines_.data(), cache_envs_.data(), cache_screens_.data(), cache_frames_.data(),
+                          (int32_t)cache_machines_.size()};
+    b.machines = lanes_of(machines_);
+    b.envs = lanes_of(envs_);
+    b.vstates = vstates_.data();
+    b.results = results_.data();
+    b.buffers = buffers_.data();
+    b.raw = raw_.data();
+    b.stacks = stacks_.data();
+    b.stack_index = stack_index_.data();
+    b.final_stacks = final_.empty() ? nullptr : final_.data();
+    b.saved_machines = lanes_of(saved_machines_);
+    b.saved_envs = lanes_of(saved_envs_);
+    b.lanes = 1;
+    b.frame_bytes = frame_bytes();
+    b.raw_bytes = raw_bytes_;
+    b.obs_bytes = obs_bytes_;
+    return b;
+  }
+
+  // For device backends: every array a BatchView points at, with its host
+  // contents (copied to the device once; the lane arrays, named by
+  // lane_arrays(), are rearranged into lane layout on the way) ...
+  struct ArrayRef {
+    const char* name;
+    void* data;
+    size_t bytes;
+  };
+  std::vector<ArrayRef> arrays() {
+    std::vector<ArrayRef> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto&, auto& host) {
+      if (!is_device_only(host)) out.push_back(ArrayRef{name, host_data(host), host_bytes(host)});
+    });
+    return out;
+  }
+
+  // The arrays of one struct per environment that device batches keep in
+  // lane layout (common.hpp), with the struct's bytes.
+  std::map<std::string, size_t> lane_arrays() {
+    std::map<std::string, size_t> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto& field, auto&) {
+      if (const size_t item = lane_item_bytes(field)) out[name] = item;
+    });
+    return out;
+  }
+  // Environments a lane-laid array holds room for: whole tiles.
+  size_t lane_padded_envs() const { return ((size_t)n_ + kDeviceLanes - 1) / kDeviceLanes * kDeviceLanes; }
+
+  // The arrays only device batches have, a device backend allocates them
+  // where its kernels run (nothing is kept here): the render log, turned on
+  // with room for `frames` frame records and `accesses` TIA accesses per
+  // environment, and the reset list.
+  std::map<std::string, size_t> device_arrays(uint32_t frames, uint32_t accesses) {
+    if (frames == 0 || accesses == 0) throw std::invalid_argument("the render log needs room for frames and accesses");
+    log_frames_ = frames;
+    log_accesses_ = accesses;
+    std::map<std::string, size_t> out;
+    BatchView b = view();
+    walk_arrays(b, [&](const char* name, auto&, auto& host) {
+      if (is_device_only(host)) out[name] = host_bytes(host);
+    });
+    return out;
+  }
+
+  // ... and the BatchView with each array at the address given for its name
+  // (arrays without an address, or empty ones, become null), the lane arrays
+  // and the access log in layout `lanes`.
+  template <class Lookup>
+  BatchView view_at(Lookup&& address_of, uint32_t lanes) {
+    if (lanes == 0) throw std::invalid_argument("lanes must be positive");
+    BatchView b = view();
+    AreaTap* device_taps = nullptr;
+    walk_arrays(b, [&](const char* name, auto& field, auto& host) {
+      void* at = host_bytes(host) ? (void*)(uintptr_t)address_of(name) : nullptr;
+      place(field, at, lanes);
+      if (std::string(name) == "taps") device_taps = (AreaTap*)at;
+    });
+    // The resize plan points into the taps array.
+    if (b.plan.xtab) b.plan.xtab = device_taps + (b.plan.xtab - taps_.data());
+    if (b.plan.ytab) b.plan.ytab = device_taps + (b.plan.ytab - taps_.data());
+    b.lanes = lanes;
+    if (!b.logs || !b.log_frames || !b.log_accesses) b.logs = nullptr;  // steps draw as they go
+    b.log_frame_capacity = log_frames_;
+    b.log_access_capacity = log_accesses_;
+    return b;
+  }
+
+  // Builds reset_mode "cache"'s start states for `seed` now (a device
+  // backend copies them over before its resets).
+  void prepare_start_cache(int64_t seed) {
+    if (opt_.cache_size > 0 && seed >= 0) build_start_cache(seed);
+  }
+
+  // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
+  // actions are ALE action ids; seeds (one per listed environment, or null)
+  // are used by forced resets, < 0 keeping the environment's console and RNGs.
+  void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
+                  int num_threads) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
+    const BatchView b = view();
+    parallel_for(num_threads, count, [&](int i) {
+      ops_.run(b, ids[i], actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
+    });
+  }
+
+  // Copies the listed environments' latest results into batch order;
+  // final_obs (SameStep only, may be null) gets the pre-reset stack of those
+  // that ended and zeros for the others.
+  void gather(const int32_t* ids, int count, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated,
+              int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    const BatchView b = view();
+    for (int i = 0; i < count; ++i)
+      EnvFrames{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers, episode_frame_numbers,
+                                  final_obs);
+  }
+
+  const Machine& machine(int env) const { return machines_[check(env)]; }
+  const EnvState& state(int env) const { return envs_[check(env)]; }
+  bool game_over(int env) const {
+    const EnvState& s = envs_[check(env)];
+    return s.game.terminal ||
+           (config_.max_num_frames_per_episode > 0 && s.episode_frame_number >= config_.max_num_frames_per_episode);
+  }
+  int lives(int env) const { return GameSet::lives(config_.game, envs_[check(env)].game); }
+  const uint8_t* screen(int env) const {
+    return buffers_.data() + ((size_t)check(env) * 2 + machines_[env].tia.current_buffer) * frame_bytes();
+  }
+
+ private:
+  uint32_t frame_bytes() const { return (uint32_t)rom_.tia.height * kScreenWidth; }
+  int check(int env) const {
+    if (env < 0 || env >= n_) throw std::out_of_range("env index " + std::to_string(env) + " out of range");
+    return env;
+  }
+
+  template <class F>
+  void parallel_for(int num_threads, int count, F&& f) {
+    int threads = num_threads > 0 ? num_threads : (int)std::thread::hardware_concurrency();
+    threads = std::max(1, std::min(threads, n_));
+    if (!pool_ || pool_->size() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+    pool_->run(count, std::function<void(int)>(f));
+  }
+
+  // reset_mode "cache": entry k is ALE's reset (reset_game, FIRE) followed
+  // by k % noop_max NOOPs, run in environment 0's slot (restored after), so
+  // the cache covers the no-op starts ALE's random draw would give.
+  void build_start_cache(int64_t seed) {
+    const Machine machine0 = machines_[0];
+    const EnvState env0 = envs_[0];
+    const std::vector<uint8_t> screens0(buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
+    const int k_count = opt_.cache_size;
+    cache_machines_.clear();  // the slot's resets below must not use an old cache
+    cache_envs_.clear();
+    std::vector<Machine> machines;
+    std::vector<EnvState> envs;
+    std::vector<uint8_t> screens, frames;
+    for (int k = 0; k < k_count; ++k) {
+      const BatchView b = view();
+      ops_.load(b, 0, (uint32_t)seed, opt_.default_mode, 0);
+      ops_.set_mode(b, 0, opt_.mode, opt_.difficulty);
+      ops_.ale_reset(b, 0, k % (opt_.noop_max > 0 ? opt_.noop_max : 1));
+      machines.push_back(machines_[0]);
+      envs.push_back(envs_[0]);
+      screens.insert(screens.end(), buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
+      const size_t at = frames.size();
+      frames.resize(at + raw_bytes_);
+      EnvFrames{b, 0}.palette(screen(0), frames.data() + at);
+    }
+    machines_[0] = machine0;
+    envs_[0] = env0;
+    std::copy(screens0.begin(), screens0.end(), buffers_.begin());
+    cache_machines_ = std::move(machines);
+    cache_envs_ = std::move(envs);
+    cache_screens_ = std::move(screens);
+    cache_frames_ = std::move(frames);
+  }
+
+  // The Console constructor, once: NTSC/PAL detection is the same for every
+  // environment, so each load copies the resulting machine.
+  void power_on_template() {
+    pal_ = ops_.power_on(power_on_, rom_, settings_, ale::controls_from_events(Events{}, config_.controllers));
+  }
+
+  // Every array a BatchView points at, named once: f(name, field, host)
+  // with the BatchView member (a pointer or a lane array) and the host
+  // storage behind it; the render log has no host storage, only its size.
+  struct DeviceOnly {
+    size_t bytes;
+  };
+  struct NoField {};  // the taps: the resize plan points into them
+  template <class F>
+  void walk_arrays(BatchView& b, F&& f) {
+    NoField taps;
+    DeviceOnly logs{(size_t)n_ * sizeof(RenderLog)}, frames{(size_t)n_ * log_frames_ * sizeof(FrameRecord)},
+        accesses{lane_padded_envs() * log_accesses_ * sizeof(TiaAccess)};
+    f("image", b.rom.image, image_);
+    f("rng_draws", b.rom.rng_draws, rng_draws_);
+    f("power_on", b.power_on, power_on_);
+    f("palette_rgb", b.palette_rgb, palette_rgb_);
+    f("palette_gray", b.palette_gray, palette_gray_);
+    f("taps", taps, taps_);
+    f("cache_machines", b.cache.machines, cache_machines_);
+    f("cache_envs", b.cache.envs, cache_envs_);
+    f("cache_screens", b.cache.screens, cache_screens_);
+    f("cache_frames", b.cache.first_frames, cache_frames_);
+    f("machines", b.machines, machines_);
+    f("envs", b.envs, envs_);
+    f("vstates", b.vstates, vstates_);
+    f("results", b.results, results_);
+    f("buffers", b.buffers, buffers_);
+    f("raw", b.raw, raw_);
+    f("stacks", b.stacks, stacks_);
+    f("stack_index", b.stack_index, stack_index_);
+    f("final_stacks", b.final_stacks, final_);
+    f("saved_machines", b.saved_machines, saved_machines_);
+    f("saved_envs", b.saved_envs, saved_envs_);
+    f("render_logs", b.logs, logs);
+    f("log_frames", b.log_frames, frames);
+    f("log_accesses", b.log_accesses, accesses);
+    DeviceOnly resets{(size_t)n_ * sizeof(int32_t)}, reset_count{sizeof(int32_t)};
+    f("reset_list", b.reset_list, resets);
+    f("reset_count", b.reset_count, reset_count);
+  }
+  template <class T>
+  static void* host_data(std::vector<T>& v) { return v.data(); }
+  template <class T>
+  static size_t host_bytes(const std::vector<T>& v) { return v.size() * sizeof(T); }
+  template <class T, size_t N>
+  static void* host_data(T (&a)[N]) { return a; }
+  template <class T, size_t N>
+  static size_t host_bytes(const T (&)[N]) { return sizeof(T) * N; }
+  static void* host_data(Machine& m) { return &m; }
+  static size_t host_bytes(const Machine&) { return sizeof(Machine); }
+  static void* host_data(DeviceOnly&) { return nullptr; }
+  static size_t host_bytes(const DeviceOnly& d) { return d.bytes; }
+  template <class H>
+  static bool is_device_only(const H&) { return std::is_same<H, DeviceOnly>::value; }
+  template <class T>
+  static size_t lane_item_bytes(const LaneArray<T>&) { return sizeof(T); }
+  template <class P>
+  static size_t lane_item_bytes(const P&) { return 0; }
+  template <class T>
+  static void place(T*& field, void* at, uint32_t) { field = (T*)at; }
+  template <class T>
+  static void place(LaneArray<T>& field, void* at, uint32_t lanes) { field = LaneArray<T>{(uint32_t*)at, lanes}; }
+  static void place(NoField&, void*, uint32_t) {}
+
+  // The host's lane arrays: one struct after another (lanes = 1).
+  template <class T>
+  static LaneArray<T> lanes_of(std::vector<T>& v) {
+    return LaneArray<T>{reinterpret_cast<uint32_t*>(v.data()), 1};
+  }
+
+  std::vector<uint8_t> image_;
+  RomSettings settings_;
+  const MapperOps& ops_;
+  int n_;
+  bool pal_ = false;
+  RomView rom_{};
+  EnvConfig config_{};
+  Machine power_on_{};
+  std::vector<uint32_t> rng_draws_;
+  std::vector<Machine> machines_;
+  std::vector<EnvState> envs_;
+  std::vector<Machine> saved_machines_;  // VectorEnv::step's snapshots
+  std::vector<EnvState> saved_envs_;
+  std::vector<uint8_t> buffers_;
+  std::unique_ptr<ThreadPool> pool_;
+  // the vector pipeline (configure_vector)
+  VectorOptions opt_{};
+  uint8_t palette_rgb_[256 * 3] = {};
+  uint8_t palette_gray_[256] = {};
+  std::vector<AreaTap> taps_;
+  ResizePlan plan_{};
+  uint32_t raw_bytes_ = 0, obs_bytes_ = 0;
+  std::vector<uint8_t> raw_, stacks_, final_;
+  std::vector<int32_t> stack_index_;
+  std::vector<VectorState> vstates_;
+  std::vector<EnvResult> results_;
+  std::vector<Machine> cache_machines_;
+  std::vector<EnvState> cache_envs_;
+  std::vector<uint8_t> cache_screens_, cache_frames_;
+  uint32_t log_frames_ = 0, log_accesses_ = 0;  // render log room per environment (device batches)
+};
+
+using Emulator = BasicEmulator<Games>;
+
+}  // namespace cule

@@ -1,0 +1,808 @@
+// The TIA as ALE 0.12.1's Stella-2.x TIA (emucore/TIA.cxx) behaves: a lazy
+// renderer that catches the picture up to the current colour clock on every
+// TIA access, then applies the access. Facts: TIA_FACTS.md;
+// section numbers below refer to it.
+//
+// One register decoder (`poke`) serves both phases of a frame: the state
+// update, which may skip pixel output (`frame == nullptr`) but keeps every
+// other effect (collisions, masks, positions), and rendering.
+#pragma once
+
+#include "common.hpp"
+
+namespace cule {
+
+constexpr int kClocksPerLine = 228;  // colour clocks per scanline (1.1)
+constexpr int kHBlankClocks = 68;    // horizontal blank; 160 visible pixels follow
+constexpr int kScreenWidth = 160;
+constexpr int32_t kNoVsyncFinish = 0x7FFFFFFF;
+
+// Per-ROM display settings, fixed once the console has detected NTSC/PAL.
+struct TiaConfig {
+  uint16_t ystart;           // Display.YStart: first scanline of the window
+  uint16_t height;           // Display.Height (250 when PAL)
+  uint16_t max_scanlines;    // 290 NTSC, 342 PAL (2.2b)
+  uint8_t color_loss;        // PAL colour loss (2.6)
+  uint8_t hmove_blanks;      // Emulation.HmoveBlanks
+};
+
+// An object's current mask: the position and shape it was built with. The
+// TIA rebuilds masks only at certain events, so these may lag POSx/NUSIZx.
+struct ObjectMask {
+  int16_t pos;
+  uint8_t mode;   // players/missiles: NUSIZ & 7
+  uint8_t size;   // missiles/ball: width index (width = 1 << size); players: 0
+  uint8_t kind;   // MaskKind
+  uint8_t pad_[3];
+};
+
+enum MaskKind : uint8_t { kMaskNormal = 0, kMaskSkipFirstCopy = 1, kMaskDisabled = 2 };
+
+// Enabled-object bits (3.3); score and priority share the byte with them.
+enum : uint8_t {
+  kP0Bit = 0x01, kM0Bit = 0x02, kP1Bit = 0x04, kM1Bit = 0x08,
+  kBLBit = 0x10, kPFBit = 0x20, kScoreBit = 0x40, kPriorityBit = 0x80
+};
+
+struct Tia {
+  TiaConfig config;
+  // Colour clocks relative to the system clock, rebased every frame (1.3).
+  int32_t frame_start_clock;
+  int32_t start_display_clock;
+  int32_t stop_display_clock;
+  int32_t last_update_clock;
+  int32_t clocks_to_end_of_line;
+  int32_t vsync_finish_clock;
+  int32_t last_hmove_clock;
+  int32_t dump_disabled_cycle;  // CPU cycles
+  int32_t scanline_count_last_frame;
+  int32_t current_scanline;
+  uint32_t pf;                  // 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (4.1)
+  uint32_t pf_bits_key;         // pf | reflected << 20 that pf_bits was built from; ~0 = stale
+  uint64_t pf_bits[3];          // the playfield's 160 pixels for that key
+  uint32_t frame_pixel;         // the frame pointer, as an index into the buffer
+  uint16_t collision;
+  int16_t pos_p0, pos_p1, pos_m0, pos_m1, pos_bl;
+  ObjectMask mask_p0, mask_p1, mask_m0, mask_m1, mask_bl;
+  uint8_t pf_reflected;         // playfield table in use
+  uint8_t vsync, vblank, nusiz0, nusiz1, ctrlpf, priority_score;
+  uint8_t colup0, colup1, colupf, colubk;
+  uint8_t refp0, refp1, grp0, grp1, dgrp0, dgrp1, current_grp0, current_grp1;
+  uint8_t enam0, enam1, enabl, denabl;
+  uint8_t hmp0, hmp1, hmm0, hmm1, hmbl;  // raw high nibbles 0-15
+  uint8_t vdelp0, vdelp1, vdelbl, resmp0, resmp1;
+  uint8_t enabled_objects;
+  uint8_t hmove_blank_pending;
+  uint8_t cosmic_ark, cosmic_ark_counter;
+  uint8_t dump_enabled;
+  uint8_t partial_frame;        // the frame in progress has not ended yet
+  uint8_t frame_greyed;
+  uint8_t current_buffer;       // which of the two frame buffers is current
+};
+
+// What the TIA's input pins read during a frame (7).
+struct TiaInputs {
+  int32_t resistance[4];  // INPT0-3: 0 = charged at once, 0x7FFFFFFF = never
+  uint8_t fire[2];        // INPT4/5 pin Six: 1 = not pressed
+};
+
+constexpr int32_t kMinResistance = 0;
+constexpr int32_t kMaxResistance = 0x7FFFFFFF;
+
+namespace tia {
+
+// Result of a register write for the CPU side.
+struct PokeResult {
+  uint32_t stall_cycles;  // WSYNC
+  bool stop;              // the frame ended: stop the CPU after this instruction
+};
+
+CULE_HD uint8_t reflect_byte(uint8_t v) {
+  v = (uint8_t)(((v & 0xF0) >> 4) | ((v & 0x0F) << 4));
+  v = (uint8_t)(((v & 0xCC) >> 2) | ((v & 0x33) << 2));
+  return (uint8_t)(((v & 0xAA) >> 1) | ((v & 0x55) << 1));
+}
+
+CULE_HD int wrap160(int v) {
+  v %= 160;
+  return v < 0 ? v + 160 : v;
+}
+
+// Copy offsets of the 8 NUSIZ modes (4.2); modes 5 and 7 are one wide copy.
+CULE_HD bool in_copy(int mode, int d, int width) {
+  if (d < width) return true;
+  switch (mode) {
+    case 1: return d >= 16 && d < 16 + width;
+    case 2: return d >= 32 && d < 32 + width;
+    case 3: return (d >= 16 && d < 16 + width) || (d >= 32 && d < 32 + width);
+    case 4: return d >= 64 && d < 64 + width;
+    case 6: return (d >= 32 && d < 32 + width) || (d >= 64 && d < 64 + width);
+    default: return false;
+  }
+}
+
+// A scanline's 160 pixels as a bitset: objects are placed on it whole, so a
+// piece of line costs a few word operations instead of work per pixel.
+struct LineBits {
+  uint64_t w[3];
+};
+
+CULE_HD int lowest_bit(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll((long long)v) - 1;
+#else
+  return __builtin_ctzll(v);
+#endif
+}
+
+CULE_HD void set_bits(LineBits& b, uint64_t pattern, int start) {
+  // pattern bit i lands on pixel start+i; start < 160 and the pattern spans
+  // at most 33 pixels, so it touches at most two words and wraps at most once.
+  while (pattern) {
+    const int word = start >> 6, shift = start & 63;
+    const int room = 160 - start;  // pixels before the right edge
+    uint64_t part = room < 64 ? (pattern & ((1ull << room) - 1)) : pattern;
+    b.w[word] |= part << shift;
+    if (shift && word < 2) b.w[word + 1] |= part >> (64 - shift);
+    pattern = room < 64 ? pattern >> room : 0;
+    start = 0;  // what is left wraps to the left edge
+  }
+}
+
+CULE_HD LineBits span_bits(int x, int count) {
+  LineBits b{{0, 0, 0}};
+  for (int i = 0; i < 3; ++i) {
+    const int lo = i * 64, hi = lo + 64;
+    const int a = x > lo ? x : lo, e = (x + count) < hi ? (x + count) : hi;
+    if (a < e) b.w[i] = (e - a == 64 ? ~0ull : ((1ull << (e - a)) - 1)) << (a - lo);
+  }
+  return b;
+}
+
+CULE_HD bool any_bits(const LineBits& a, const LineBits& b, const LineBits& c) {
+  return ((a.w[0] & b.w[0] & c.w[0]) | (a.w[1] & b.w[1] & c.w[1]) | (a.w[2] & b.w[2] & c.w[2])) != 0;
+}
+
+// Copy offsets of the NUSIZ modes (4.2); modes 5 and 7 are one wide copy.
+CULE_HD uint8_t copy_offsets(int mode) {  // bit 0: +0, bit 1: +16, bit 2: +32, bit 3: +64
+  const uint8_t table[8] = {0x1, 0x3, 0x5, 0x7, 0x9, 0x1, 0xD, 0x1};
+  return table[mode & 7];
+}
+
+CULE_HD void place_copies(LineBits& b, uint64_t pattern, int pos, int mode, bool skip_first) {
+  const uint8_t copies = copy_offsets(mode);
+  const int offsets[4] = {0, 16, 32, 64};
+  for (int i = skip_first ? 1 : 0; i < 4; ++i)
+    if (copies & (1 << i)) set_bits(b, pattern, (pos + offsets[i]) % 160);
+}
+
+// Pixels a player lights: pixel pos+o+i shows GRP bit 7-i; double and quad
+// width repeat each bit and start one pixel later.
+CULE_HD LineBits player_bits(const ObjectMask& m, uint8_t grp) {
+  LineBits b{{0, 0, 0}};
+  if (!grp) return b;
+  const uint8_t order = reflect_byte(grp);  // bit i = pixel i of the copy
+  if (m.mode == 5 || m.mode == 7) {
+    if (m.kind == kMaskSkipFirstCopy) return b;
+    const int rep = m.mode == 5 ? 2 : 4;
+    uint64_t wide = 0;
+    for (int i = 0; i < 8; ++i)
+      if (order & (1 << i)) wide |= ((1ull << rep) - 1) << (i * rep);
+    set_bits(b, wide, (m.pos + 1) % 160);
+    return b;
+  }
+  place_copies(b, order, m.pos, m.mode, m.kind == kMaskSkipFirstCopy);
+  return b;
+}
+
+CULE_HD LineBits missile_bits(const ObjectMask& m) {
+  LineBits b{{0, 0, 0}};
+  if (m.kind == kMaskDisabled) return b;
+  place_copies(b, (1ull << (1 << m.size)) - 1, m.pos, m.mode == 5 || m.mode == 7 ? 0 : m.mode, false);
+  return b;
+}
+
+CULE_HD LineBits ball_bits(const ObjectMask& m) {
+  LineBits b{{0, 0, 0}};
+  set_bits(b, (1ull << (1 << m.size)) - 1, m.pos);
+  return b;
+}
+
+// The playfield bit shown at pixel x (4.1).
+CULE_HD uint32_t playfield_mask(bool reflected, int x) {
+  if (x >= 80 && !reflected) x -= 80;
+  if (x < 16) return 0x00001u << (x / 4);
+  if (x < 48) return 0x00800u >> ((x - 16) / 4);
+  if (x < 80) return 0x01000u << ((x - 48) / 4);
+  if (x < 112) return 0x80000u >> ((x - 80) / 4);
+  if (x < 144) return 0x00010u << ((x - 112) / 4);
+  return 0x00008u >> ((x - 144) / 4);
+}
+
+CULE_HD LineBits playfield_bits(uint32_t pf, bool reflected) {
+  LineBits b{{0, 0, 0}};
+  if (!pf) return b;
+  for (int x = 0; x < 160; x += 4)
+    if (pf & playfield_mask(reflected, x)) b.w[x >> 6] |= 0xFull << (x & 63);
+  return b;
+}
+
+CULE_HD ObjectMask make_mask(int pos, uint8_t mode, uint8_t size, uint8_t kind) {
+  ObjectMask m{};
+  m.pos = (int16_t)pos;
+  m.mode = mode;
+  m.size = size;
+  m.kind = kind;
+  return m;
+}
+
+CULE_HD void rebuild_player_masks(Tia& t) {
+  t.mask_p0 = make_mask(t.pos_p0, t.nusiz0 & 7, 0, kMaskNormal);
+  t.mask_p1 = make_mask(t.pos_p1, t.nusiz1 & 7, 0, kMaskNormal);
+}
+CULE_HD ObjectMask missile_mask_for(int pos, uint8_t nusiz) {
+  return make_mask(pos, nusiz & 7, (nusiz >> 4) & 3, kMaskNormal);
+}
+CULE_HD ObjectMask ball_mask_for(int pos, uint8_t ctrlpf) { return make_mask(pos, 0, (ctrlpf >> 4) & 3, kMaskNormal); }
+
+// memset with the value in a register: a byte loop storing through
+// uint8_t* would reload a Tia field every pixel (the store may alias it).
+CULE_HD void fill_bytes(uint8_t* p, uint8_t v, int n) {
+#if defined(__CUDA_ARCH__)
+  for (int i = 0; i < n; ++i) p[i] = v;
+#else
+  __builtin_memset(p, v, (size_t)n);
+#endif
+}
+
+// Bit k of a byte -> byte k all ones (pixel k of an 8-pixel group).
+CULE_HD uint64_t expand_byte(uint64_t b) {
+  b = (b | b << 28) & 0x0000000F0000000Full;
+  b = (b | b << 14) & 0x0003000300030003ull;
+  b = (b | b << 7) & 0x0101010101010101ull;
+  return b * 0xFF;
+}
+
+CULE_HD uint64_t load8(const uint8_t* p) {
+  uint64_t v = 0;
+#if defined(__CUDA_ARCH__)
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+#else
+  __builtin_memcpy(&v, p, 8);
+#endif
+  return v;
+}
+CULE_HD void store8(uint8_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
+#else
+  __builtin_memcpy(p, &v, 8);
+#endif
+}
+
+// Colours the pixels of `pixels` inside `piece`, eight at a time: a set
+// pixel's byte takes the colour, the others keep theirs (little-endian: pixel
+// k of a group is byte k). Bits past pixel 159 are never set.
+CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece, uint8_t colour) {
+  const uint64_t fill = 0x0101010101010101ull * colour;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t v = pixels.w[i] & piece.w[i];
+    while (v) {
+      const int group = lowest_bit(v) >> 3;
+      const uint64_t mask = expand_byte((v >> (group * 8)) & 0xFF);
+      uint8_t* p = line + i * 64 + group * 8;
+      store8(p, (load8(p) & ~mask) | (fill & mask));
+      v &= ~(0xFFull << (group * 8));
+    }
+  }
+}
+
+CULE_HD LineBits bits_or(const LineBits& a, const LineBits& b) {
+  return LineBits{{a.w[0] | b.w[0], a.w[1] | b.w[1], a.w[2] | b.w[2]}};
+}
+CULE_HD LineBits bits_and_not(const LineBits& a, const LineBits& b) {
+  return LineBits{{a.w[0] & ~b.w[0], a.w[1] & ~b.w[1], a.w[2] & ~b.w[2]}};
+}
+
+// Draws `count` pixels from pixel x of the current line (3.3): latches the
+// collisions of every pixel and, when frame is not null, writes the colours
+// Stella's priority encoder picks. The frame pointer's row holds pixel x at
+// frame_pixel.
+CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
+  uint8_t* line = frame ? frame + t.frame_pixel - x : nullptr;  // pixel 0 of this row
+  if (t.vblank & 0x02) {  // VBLANK: black, and no collisions
+    if (line)
+      fill_bytes(line + x, 0, count);
+    return;
+  }
+  const uint8_t objects = t.enabled_objects;
+  const bool may_collide = (objects & (objects - 1) & 0x3F) != 0;  // two or more objects (5)
+  if (!line && !may_collide) return;  // nothing to latch and nothing to draw
+  const LineBits none{{0, 0, 0}};
+  LineBits pf = none;
+  if (objects & kPFBit) {
+    const uint32_t key = t.pf | (uint32_t)t.pf_reflected << 20;
+    if (key != t.pf_bits_key) {  // PF changes far less often than pieces are drawn
+      const LineBits b = playfield_bits(t.pf, t.pf_reflected);
+      for (int i = 0; i < 3; ++i) t.pf_bits[i] = b.w[i];
+      t.pf_bits_key = key;
+    }
+    pf = LineBits{{t.pf_bits[0], t.pf_bits[1], t.pf_bits[2]}};
+  }
+  const LineBits bl = (objects & kBLBit) ? ball_bits(t.mask_bl) : none;
+  const LineBits p0 = player_bits(t.mask_p0, t.current_grp0);
+  const LineBits p1 = player_bits(t.mask_p1, t.current_grp1);
+  const LineBits m0 = (objects & kM0Bit) ? missile_bits(t.mask_m0) : none;
+  const LineBits m1 = (objects & kM1Bit) ? missile_bits(t.mask_m1) : none;
+  const LineBits piece = span_bits(x, count);
+  if (may_collide) {
+    const LineBits* a[15] = {&m0, &m0, &m1, &m1, &p0, &p0, &p1, &p1, &m0, &m0, &m1, &m1, &bl, &p0, &m0};
+    const LineBits* b[15] = {&p1, &p0, &p0, &p1, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &p1, &m1};
+    for (int i = 0; i < 15; ++i)
+      if (any_bits(*a[i], *b[i], piece)) t.collision |= (uint16_t)(1u << i);
+  }
+  if (!line) return;
+  fill_bytes(line + x, t.colubk, count);
+  const bool score = t.priority_score & kScoreBit;
+  const LineBits left = span_bits(0, 80), right = span_bits(80, 80);
+  if ((objects & 0x3F) == kPFBit) {
+    // Stella's PF-only fast path uses score colours even with priority set,
+    // where its general encoder would give COLUPF (3.3, "Fast paths").
+    if (score) {
+      paint(line, pf, bits_and_not(piece, right), t.colup0);
+      paint(line, pf, bits_and_not(piece, left), t.colup1);
+    } else {
+      paint(line, pf, piece, t.colupf);
+    }
+    return;
+  }
+  const LineBits p1m1 = bits_or(p1, m1), p0m0 = bits_or(p0, m0);
+  if (t.priority_score & kPriorityBit) {
+    paint(line, p1m1, piece, t.colup1);
+    paint(line, p0m0, piece, t.colup0);
+    paint(line, bits_or(pf, bl), piece, t.colupf);
+    return;
+  }
+  paint(line, bl, piece, t.colupf);
+  if (score) {
+    paint(line, pf, bits_and_not(piece, right), t.colup0);
+    paint(line, pf, bits_and_not(piece, left), t.colup1);
+    // A score-coloured PF pixel on the left already shows COLUP0, which the
+    // encoder keeps even under P1/M1.
+    const LineBits pf_left = LineBits{{pf.w[0] & left.w[0], pf.w[1] & left.w[1], pf.w[2] & left.w[2]}};
+    paint(line, bits_and_not(p1m1, pf_left), piece, t.colup1);
+  } else {
+    paint(line, pf, piece, t.colupf);
+    paint(line, p1m1, piece, t.colup1);
+  }
+  paint(line, p0m0, piece, t.colup0);
+}
+
+// End-of-line bookkeeping, done only on window lines (3.1 step 5).
+CULE_HD void end_of_line(Tia& t) {
+  t.pf_reflected = t.ctrlpf & 0x01;
+  rebuild_player_masks(t);
+  if (t.cosmic_ark) {
+    const int drift[4] = {18, 33, 0, 17};
+    t.cosmic_ark_counter = (t.cosmic_ark_counter + 1) & 3;
+    t.pos_m0 = (int16_t)(t.pos_m0 - drift[t.cosmic_ark_counter]);
+    if (t.pos_m0 >= 160) t.pos_m0 -= 160;
+    else if (t.pos_m0 < 0) t.pos_m0 += 160;
+    t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
+    if (t.cosmic_ark_counter == 1) t.mask_m0.size |= 1;  // at least 2 pixels wide
+    else if (t.cosmic_ark_counter == 2) t.mask_m0.kind = kMaskDisabled;
+  }
+}
+
+// updateFrame: make the picture final up to colour clock `clock` (3.1).
+CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
+  if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
+    return;
+  if (clock > t.stop_display_clock) clock = t.stop_display_clock;
+  do {
+    int h = kClocksPerLine - t.clocks_to_end_of_line;
+    int count;
+    // Strict '>': a target exactly at a line end leaves clocks_to_end_of_line
+    // at 0, deferring the end-of-line work to the next call (3.1).
+    if (clock > t.last_update_clock + t.clocks_to_end_of_line) {
+      count = t.clocks_to_end_of_line;
+      t.clocks_to_end_of_line = kClocksPerLine;
+      t.last_update_clock += count;
+    } else {
+      count = clock - t.last_update_clock;
+      t.clocks_to_end_of_line -= count;
+      t.last_update_clock = clock;
+    }
+    if (h < kHBlankClocks) {
+      const int skip = (kHBlankClocks - h) < count ? (kHBlankClocks - h) : count;
+      h += skip;
+      count -= skip;
+    }
+    const uint32_t piece_start = t.frame_pixel;
+    // A reset during a partial frame leaves lastUpdate at the frame's line 0
+    // (2.7), so Stella draws up to YStart lines more than the window into
+    // its 300-row buffer, below the rows anyone reads. Our buffer is the
+    // window alone: those pixels are dropped (collisions still latch).
+    const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
+    if (count != 0) {
+      draw_pixels(t, piece_start + (uint32_t)count <= window_end ? frame : nullptr, h - kHBlankClocks, count);
+      t.frame_pixel += count;
+    }
+    // The HMOVE bar is painted after drawing, so pixels under it still
+    // collided; Stella clears (76 - h) bytes from the piece start.
+    if (t.hmove_blank_pending && h < kHBlankClocks + 8) {
+      const int blanks = kHBlankClocks + 8 - h;
+      if (frame && piece_start + (uint32_t)blanks <= window_end) fill_bytes(frame + piece_start, 0, blanks);
+      if (count + h >= kHBlankClocks + 8) t.hmove_blank_pending = 0;
+    }
+    if (t.clocks_to_end_of_line == kClocksPerLine) end_of_line(t);
+  } while (t.last_update_clock < clock);
+}
+
+// Sums and differences of colour clocks wrap at 32 bits, as Stella's Int32
+// arithmetic does on the machines ALE runs on (a ROM that never ends a frame
+// runs past 2^31 clocks; one that never writes HMOVE leaves the last HMOVE
+// clock drifting back 3 x cycles every frame, through -2^31 after some 30,000
+// frames). Written out in uint32 so they are defined without -fwrapv (nvcc,
+// NVRTC, sanitizer builds); the results are those of the -fwrapv build.
+CULE_HD int32_t clock_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+CULE_HD int32_t clock_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
+// Horizontal clock of colour clock c within its line.
+CULE_HD int hpos_of(const Tia& t, int32_t clock) {
+  return (int)((uint32_t)clock_sub(clock, t.frame_start_clock) % kClocksPerLine);
+}
+
+// RESPx: the relation of the new position to the copies of the old (4.2):
+// -1 in the 4 clocks before a copy starts, +1 while a copy is drawn, else 0.
+CULE_HD int player_reset_when(int mode, int old_pos, int new_pos) {
+  const int d = wrap160(new_pos - old_pos);
+  const int width = mode == 5 ? 16 : mode == 7 ? 32 : 8;
+  const int m = mode == 5 || mode == 7 ? 0 : mode;
+  if (in_copy(m, d, 4)) return -1;
+  if (d >= 4 && in_copy(m, d - 4, width)) return 1;
+  return 0;
+}
+
+CULE_HD void update_player_enables(Tia& t) {
+  const uint8_t g0 = t.vdelp0 ? t.dgrp0 : t.grp0;
+  const uint8_t g1 = t.vdelp1 ? t.dgrp1 : t.grp1;
+  t.current_grp0 = t.refp0 ? reflect_byte(g0) : g0;
+  t.current_grp1 = t.refp1 ? reflect_byte(g1) : g1;
+  t.enabled_objects = (uint8_t)((t.enabled_objects & ~(kP0Bit | kP1Bit)) | (t.current_grp0 ? kP0Bit : 0) |
+                                (t.current_grp1 ? kP1Bit : 0));
+}
+CULE_HD void set_enabled(Tia& t, uint8_t bit, bool on) {
+  t.enabled_objects = on ? (uint8_t)(t.enabled_objects | bit) : (uint8_t)(t.enabled_objects & ~bit);
+}
+CULE_HD void update_ball_enable(Tia& t) { set_enabled(t, kBLBit, t.vdelbl ? t.denabl : t.enabl); }
+
+CULE_HD uint8_t colour_register(const Tia& t, uint8_t value) {
+  uint8_t c = value & 0xFE;
+  if (t.config.color_loss && (t.scanline_count_last_frame & 1)) c |= 1;
+  return c;
+}
+
+// The motion applied by HMOVE at CPU cycle-in-line i for nibble n (4.6).
+CULE_HD int hmove_motion(int i, int n) {
+  const int signed_motion = n < 8 ? -n : 16 - n;  // S: -(signed nibble)
+  if (i <= 3 || i == 75) return signed_motion;
+  if (i <= 20) {
+    // Early HMOVE, after the first clocks: leftward moves saturate at a
+    // limit that shrinks, then rightward extras appear (rows 4-20).
+    if (n >= 8) {
+      const int floor_by_row[21] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 4, 4, 5, 6};
+      const int f = floor_by_row[i];
+      return signed_motion > f ? signed_motion : f;
+    }
+    const int limit_by_row[21] = {-7, -7, -7, -7, -6, -5, -5, -4, -3, -2, -2, -1, 0, 1, 1, 2, 3, 4, 4, 5, 6};
+    const int lim = limit_by_row[i];
+    if (i >= 12) return lim;  // rows 12-20: every non-negative nibble gives the same
+    return signed_motion > lim ? signed_motion : lim;
+  }
+  if (i <= 54) return 0;
+  // Late HMOVE (rows 55-74): extra leftward motion of (k) for the first
+  // eight nibbles, and a shifted ramp for nibbles 8-15.
+  const int start_by_row[20] = {7, 6, 5, 5, 4, 3, 2, 2, 1, 0, -1, -1, -2, -3, -4, -4, -5, -6, -7, -7};
+  const int s = start_by_row[i - 55];  // column where the ramp reaches -1 in the low half
+  if (n < 8) return n >= s ? -(n - s + 1) : 0;
+  return (n - 8) >= s + 8 ? -((n - 8) - (s + 8) + 1) : 0;
+}
+
+// Stella's HMOVE blank enable table: CPU cycles 0-20 and 75 of a line.
+CULE_HD bool hmove_blanks_at(int i) { return i <= 20 || i == 75; }
+
+// Applies a TIA register write (3.2 and 4). `cycles` is the system clock at
+// the end of the writing instruction.
+CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+                        bool last_access_was_read) {
+  PokeResult result{0, false};
+  const uint8_t reg = address & 0x3F;
+  const int32_t clock = (int32_t)(cycles * 3);
+  int delay = 0;
+  switch (reg) {
+    case 0x01: case 0x0B: case 0x0C: case 0x1B: case 0x1C: delay = 1; break;  // VBLANK REFPx GRPx
+    case 0x04: case 0x05: case 0x12: case 0x13: delay = 8; break;             // NUSIZx RESMx
+    case 0x0D: case 0x0E: case 0x0F: {                                        // PFx: by CPU cycle mod 4
+      const int d[4] = {4, 5, 2, 3};
+      delay = d[(hpos_of(t, clock) / 3) & 3];
+      break;
+    }
+    default: break;
+  }
+  render_to(t, frame, clock_add(clock, delay));
+  const uint32_t line = (uint32_t)clock_sub(clock, t.frame_start_clock) / kClocksPerLine;
+  if ((int32_t)line > (int32_t)t.config.max_scanlines) {
+    result.stop = true;  // scanline cap: the write itself still applies (2.2b)
+    t.partial_frame = 0;
+  }
+  switch (reg) {
+    case 0x00:  // VSYNC: the frame ends when it is cleared >= 228 clocks after being set
+      t.vsync = value;
+      if (value & 0x02) {
+        t.vsync_finish_clock = clock_add(clock, kClocksPerLine);
+      } else if (clock >= t.vsync_finish_clock) {
+        t.vsync_finish_clock = kNoVsyncFinish;
+        result.stop = true;
+        t.partial_frame = 0;
+      }
+      break;
+    case 0x01:  // VBLANK; D7 dumps the paddle capacitors
+      if (!(t.vblank & 0x80) && (value & 0x80)) t.dump_enabled = 1;
+      if ((t.vblank & 0x80) && !(value & 0x80)) {
+        t.dump_enabled = 0;
+        t.dump_disabled_cycle = (int32_t)cycles;
+      }
+      t.vblank = value;
+      break;
+    case 0x02:  // WSYNC halts only after a read cycle (1.4)
+      if (last_access_was_read) {
+        const uint32_t k = 76 - (uint32_t)((cycles - (uint32_t)(t.frame_start_clock / 3)) % 76);
+        if (k < 76) result.stall_cycles = k;
+      }
+      break;
+    case 0x04:
+      t.nusiz0 = value;
+      t.mask_p0 = make_mask(t.pos_p0, value & 7, 0, kMaskNormal);
+      t.mask_m0 = missile_mask_for(t.pos_m0, value);
+      break;
+    case 0x05:
+      t.nusiz1 = value;
+      t.mask_p1 = make_mask(t.pos_p1, value & 7, 0, kMaskNormal);
+      t.mask_m1 = missile_mask_for(t.pos_m1, value);
+      break;
+    case 0x06: t.colup0 = colour_register(t, value); break;
+    case 0x07: t.colup1 = colour_register(t, value); break;
+    case 0x08: t.colupf = colour_register(t, value); break;
+    case 0x09: t.colubk = colour_register(t, value); break;
+    case 0x0A:  // CTRLPF: reflection switches at once only before the middle
+      t.ctrlpf = value;
+      t.priority_score = (uint8_t)((value & 0x06) << 5);
+      if (hpos_of(t, clock) < kHBlankClocks + 79) t.pf_reflected = value & 0x01;
+      t.mask_bl = ball_mask_for(t.pos_bl, value);
+      break;
+    case 0x0B:
+      if (((value & 0x08) != 0) != (t.refp0 != 0)) {
+        t.refp0 = value & 0x08;
+        t.current_grp0 = reflect_byte(t.current_grp0);
+      }
+      break;
+    case 0x0C:
+      if (((value & 0x08) != 0) != (t.refp1 != 0)) {
+        t.refp1 = value & 0x08;
+        t.current_grp1 = reflect_byte(t.current_grp1);
+      }
+      break;
+    case 0x0D: t.pf = (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F); set_enabled(t, kPFBit, t.pf != 0); break;
+    case 0x0E: t.pf = (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4); set_enabled(t, kPFBit, t.pf != 0); break;
+    case 0x0F: t.pf = (t.pf & 0x00000FFFu) | ((uint32_t)value << 12); set_enabled(t, kPFBit, t.pf != 0); break;
+    case 0x10: case 0x11: {  // RESP0 / RESP1
+      const int h = hpos_of(t, clock);
+      const int new_pos = h < kHBlankClocks ? 3 : (h - kHBlankClocks + 5) % 160;
+      int16_t& pos = reg == 0x10 ? t.pos_p0 : t.pos_p1;
+      const uint8_t mode = (reg == 0x10 ? t.nusiz0 : t.nusiz1) & 7;
+      const int when = player_reset_when(mode, pos, new_pos);
+      if (when == 1) render_to(t, frame, clock_add(clock, 11));
+      pos = (int16_t)new_pos;
+      (reg == 0x10 ? t.mask_p0 : t.mask_p1) =
+          make_mask(new_pos, mode, 0, when == -1 ? kMaskNormal : kMaskSkipFirstCopy);
+      break;
+    }
+    case 0x12: {  // RESM0, with Stella's Dolphin hack (4.5)
+      const int h = hpos_of(t, clock);
+      t.pos_m0 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
+      if (clock_sub(clock, t.last_hmove_clock) == 20 * 3 && h == 69) t.pos_m0 = 8;
+      t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
+      break;
+    }
+    case 0x13: {  // RESM1, with the Pitfall II hack
+      const int h = hpos_of(t, clock);
+      t.pos_m1 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
+      if (clock_sub(clock, t.last_hmove_clock) == 3 * 3 && h == 18) t.pos_m1 = 3;
+      t.mask_m1 = missile_mask_for(t.pos_m1, t.nusiz1);
+      break;
+    }
+    case 0x14: {  // RESBL, with the per-game hacks of 4.5
+      const int h = hpos_of(t, clock);
+      const int32_t since_hmove = clock_sub(clock, t.last_hmove_clock);
+      t.pos_bl = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
+      if (since_hmove == 18 * 3 && (h == 60 || h == 69)) t.pos_bl = 10;
+      else if (since_hmove == 3 * 3 && h == 18) t.pos_bl = 3;
+      else if (since_hmove == 7 * 3 && h == 30) t.pos_bl = 6;
+      else if (since_hmove == 6 * 3 && h == 27) t.pos_bl = 5;
+      t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
+      break;
+    }
+    case 0x1B:  // GRP0 also latches GRP1 into its delay register
+      t.grp0 = value;
+      t.dgrp1 = t.grp1;
+      update_player_enables(t);
+      break;
+    case 0x1C:  // GRP1 latches GRP0 and ENABL
+      t.grp1 = value;
+      t.dgrp0 = t.grp0;
+      t.denabl = t.enabl;
+      update_player_enables(t);
+      update_ball_enable(t);
+      break;
+    case 0x1D: t.enam0 = value & 0x02; set_enabled(t, kM0Bit, t.enam0 && !t.resmp0); break;
+    case 0x1E: t.enam1 = value & 0x02; set_enabled(t, kM1Bit, t.enam1 && !t.resmp1); break;
+    case 0x1F: t.enabl = value & 0x02; update_ball_enable(t); break;
+    case 0x20: t.hmp0 = value >> 4; break;
+    case 0x21: t.hmp1 = value >> 4; break;
+    case 0x22: {  // HMM0; a 7 -> 6 change 21 CPU cycles after HMOVE arms the Cosmic Ark bug
+      const uint8_t n = value >> 4;
+      if (clock == clock_add(t.last_hmove_clock, 21 * 3) && t.hmm0 == 7 && n == 6) {
+        t.cosmic_ark = 1;
+        t.cosmic_ark_counter = 0;
+      }
+      t.hmm0 = n;
+      break;
+    }
+    case 0x23: t.hmm1 = value >> 4; break;
+    case 0x24: t.hmbl = value >> 4; break;
+    case 0x25: t.vdelp0 = value & 0x01; update_player_enables(t); break;
+    case 0x26: t.vdelp1 = value & 0x01; update_player_enables(t); break;
+    case 0x27: t.vdelbl = value & 0x01; update_ball_enable(t); break;
+    case 0x28: case 0x29: {  // RESMPx: releasing the lock centres the missile on its player
+      const bool m0 = reg == 0x28;
+      uint8_t& lock = m0 ? t.resmp0 : t.resmp1;
+      if (lock && !(value & 0x02)) {
+        const uint8_t nusiz = m0 ? t.nusiz0 : t.nusiz1;
+        const int middle = (nusiz & 7) == 5 ? 8 : (nusiz & 7) == 7 ? 16 : 4;
+        int16_t& pos = m0 ? t.pos_m0 : t.pos_m1;
+        pos = (int16_t)(((m0 ? t.pos_p0 : t.pos_p1) + middle) % 160);
+        (m0 ? t.mask_m0 : t.mask_m1) = missile_mask_for(pos, nusiz);
+      }
+      lock = value & 0x02;
+      if (m0) set_enabled(t, kM0Bit, t.enam0 && !t.resmp0);
+      else set_enabled(t, kM1Bit, t.enam1 && !t.resmp1);
+      break;
+    }
+    case 0x2A: {  // HMOVE
+      const int i = hpos_of(t, clock) / 3;
+      if (t.config.hmove_blanks && hmove_blanks_at(i)) t.hmove_blank_pending = 1;
+      int16_t* positions[5] = {&t.pos_p0, &t.pos_p1, &t.pos_m0, &t.pos_m1, &t.pos_bl};
+      const uint8_t motions[5] = {t.hmp0, t.hmp1, t.hmm0, t.hmm1, t.hmbl};
+      for (int k = 0; k < 5; ++k) {
+        int p = *positions[k] + hmove_motion(i, motions[k]);
+        if (p >= 160) p -= 160;
+        else if (p < 0) p += 160;
+        *positions[k] = (int16_t)p;
+      }
+      t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
+      rebuild_player_masks(t);
+      t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
+      t.mask_m1 = missile_mask_for(t.pos_m1, t.nusiz1);
+      t.last_hmove_clock = clock;
+      t.cosmic_ark = 0;
+      break;
+    }
+    case 0x2B: t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0; break;  // HMCLR
+    case 0x2C: t.collision = 0; break;                               // CXCLR
+    default: break;  // RSYNC, audio and unused addresses: only the render above
+  }
+  return result;
+}
+
+CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t noise) {
+  if (r == kMinResistance) return 0x80 | noise;  // charged at once, even while dumped
+  if (r == kMaxResistance || t.dump_enabled) return noise;
+  const uint32_t needed = (uint32_t)((1.6 * r * 0.01E-6) * 1.19E6);
+  // Unsigned on purpose: a release in an earlier frame can wrap (CONSOLE_FACTS trap 13).
+  return cycles > (uint32_t)t.dump_disabled_cycle + needed ? (uint8_t)(0x80 | noise) : noise;
+}
+
+// A TIA read: catch the picture up, then answer. Bits 5-0 are the previous
+// data-bus byte (6).
+CULE_PHASE uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
+                     const TiaInputs& in) {
+  render_to(t, frame, (int32_t)(cycles * 3));
+  const uint8_t noise = data_bus & 0x3F;
+  const uint8_t reg = address & 0x0F;
+  if (reg < 8) {
+    // Two latch bits per register, D7 then D6, except CXBLPF (6) which has
+    // one; so CXPPMM (7) reads bits 13 and 14.
+    const int bit = reg == 7 ? 13 : reg * 2;
+    uint8_t v = ((t.collision >> bit) & 1) ? 0x80 : 0x00;
+    if (reg != 6 && ((t.collision >> (bit + 1)) & 1)) v |= 0x40;
+    return v | noise;
+  }
+  if (reg < 12) return input_pin(t, in.resistance[reg - 8], cycles, noise);
+  if (reg < 14) return in.fire[reg - 12] ? (uint8_t)(0x80 | noise) : noise;
+  return noise;
+}
+
+// TIA::reset then frameReset (2.7): everything to zero, masks at position 0.
+CULE_HD void reset(Tia& t, const TiaConfig& config, uint32_t cycles) {
+  const uint8_t keep_partial = t.partial_frame;  // reset() never touches it
+  const uint8_t keep_buffer = t.current_buffer;
+  Tia zero{};
+  t = zero;
+  t.config = config;
+  t.partial_frame = keep_partial;
+  t.current_buffer = keep_buffer;
+  t.mask_m0 = missile_mask_for(0, 0);
+  t.mask_m1 = missile_mask_for(0, 0);
+  t.mask_bl = ball_mask_for(0, 0);
+  rebuild_player_masks(t);
+  t.frame_start_clock = (int32_t)(cycles * 3);
+  t.start_display_clock = t.frame_start_clock + kClocksPerLine * config.ystart;
+  t.stop_display_clock = t.start_display_clock + kClocksPerLine * config.height;
+  t.last_update_clock = t.frame_start_clock;
+  t.clocks_to_end_of_line = kClocksPerLine;
+  t.vsync_finish_clock = kNoVsyncFinish;
+  t.pf_bits_key = ~0u;
+}
+
+// systemCyclesReset: the system clock restarts at 0; keep times relative.
+CULE_HD void rebase_cycles(Tia& t, uint32_t cycles) {
+  const uint32_t clocks = cycles * 3;
+  t.dump_disabled_cycle = (int32_t)((uint32_t)t.dump_disabled_cycle - cycles);
+  t.frame_start_clock = (int32_t)((uint32_t)t.frame_start_clock - clocks);
+  t.start_display_clock = (int32_t)((uint32_t)t.start_display_clock - clocks);
+  t.stop_display_clock = (int32_t)((uint32_t)t.stop_display_clock - clocks);
+  t.last_update_clock = (int32_t)((uint32_t)t.last_update_clock - clocks);
+  t.vsync_finish_clock = (int32_t)((uint32_t)t.vsync_finish_clock - clocks);
+  t.last_hmove_clock = (int32_t)((uint32_t)t.last_hmove_clock - clocks);
+}
+
+// The second half of startFrame (2.3), after the console rebased every
+// device and zeroed the clock: line 0 begins `phase` clocks ago.
+CULE_HD void begin_frame(Tia& t, uint32_t phase) {
+  t.current_buffer ^= 1;
+  t.frame_start_clock = -(int32_t)phase;
+  t.start_display_clock = t.frame_start_clock + kClocksPerLine * t.config.ystart;
+  t.stop_display_clock = t.start_display_clock + kClocksPerLine * t.config.height;
+  t.last_update_clock = t.start_display_clock;
+  t.clocks_to_end_of_line = kClocksPerLine;
+  t.frame_pixel = 0;
+  if (t.config.color_loss) {
+    const uint8_t odd = t.scanline_count_last_frame & 1;
+    t.colup0 = (uint8_t)((t.colup0 & 0xFE) | odd);
+    t.colup1 = (uint8_t)((t.colup1 & 0xFE) | odd);
+    t.colupf = (uint8_t)((t.colupf & 0xFE) | odd);
+    t.colubk = (uint8_t)((t.colubk & 0xFE) | odd);
+  }
+  t.frame_greyed = 0;
+}
+
+CULE_HD uint32_t scanlines(const Tia& t, uint32_t cycles) {
+  return (uint32_t)(cycles * 3 - (uint32_t)t.frame_start_clock) / kClocksPerLine;
+}
+
+// A frame the CPU did not finish within its instruction budget is greyed
+// once from the current line down (2.1 step 6).
+CULE_HD void grey_out(const Tia& t, uint8_t* frame, uint32_t cycles) {
+  if (!frame) return;
+  uint32_t line = scanlines(t, cycles);
+  if (line < t.config.ystart) line = t.config.ystart;
+  for (uint32_t s = line; s < (uint32_t)t.config.ystart + t.config.height; ++s)
+    for (int x = 0; x < kScreenWidth; ++x) {
+      uint8_t& p = frame[(s - t.config.ystart) * kScreenWidth + x];
+      p = (uint8_t)((p & 0x0F) >> 1);
+    }
+}
+
+}  // namespace tia
+}  // namespace cule

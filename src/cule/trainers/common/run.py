@@ -1,0 +1,127 @@
+"""What every trainer does around its algorithm: common arguments, setup and resume, checkpoints, the
+wall-clock budget, and the end of a run (evaluation, video, curve)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from cule.trainers.common import checkpoint
+from cule.trainers.common.distributed import Dist
+from cule.trainers.common.evaluate import evaluate, plot_curve
+from cule.trainers.common.models import network
+
+
+@dataclass
+class CommonArgs:
+    """Arguments every trainer takes; a trainer's own Args adds to them (and may change a default)."""
+    game: str = field(default="pong", metadata={"help": "ALE game id, or 'sanity' for the tiny on-device check task"})
+    num_envs: int = field(default=256, metadata={"help": "environments in all (CuLE Table 4: 256)"})
+    total_frames: int = field(default=10_000_000, metadata={"help": "raw emulator frames to train for"})
+    device: str = field(default="cpu", metadata={"help": "torch device for the environments and the network"})
+    seed: int = field(default=1, metadata={"help": "seed of the environments, the network and the sampling"})
+    output_dir: str = field(default="runs", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
+    resume: bool = field(default=False, metadata={"help": "continue from output_dir's checkpoint if there is one"})
+    network: str = field(default="nature", metadata={"help": "'nature' (Mnih et al. 2015) or 'impala' (ResNet)"})
+    learning_rate: float = field(default=5e-4, metadata={"help": "Adam learning rate (CuLE Table 4)"})
+    adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (CuLE Table 4)"})
+    gamma: float = field(default=0.99, metadata={"help": "discount"})
+    max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
+    num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
+    checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
+    max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
+    eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
+    video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
+    quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
+
+
+@dataclass
+class ActorCriticArgs(CommonArgs):
+    """CommonArgs plus the loss weights of the actor-critic trainers (PPO, A2C)."""
+    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
+    vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
+
+
+class Run:
+    """Seeds, the network and its optimizer (restored with the counters on --resume), checkpoints, budget.
+
+    The network is args.network's actor-critic unless the trainer passes its own `model` (Rainbow's
+    Q-network). A trainer's own state (a target network, counters) goes into `end_of_update(extra=...)`
+    and comes back on --resume as `self.extra`.
+    """
+
+    def __init__(self, args: CommonArgs, num_actions: int, model: torch.nn.Module | None = None,
+                 dist: Dist | None = None):
+        self.args = args
+        self.dist = dist or Dist()
+        self.device = torch.device(args.device)
+        self.model = (model if model is not None else network(args.network)(4, num_actions)).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
+        self.start_update, self.frames, self.extra = 0, 0, {}
+        state = checkpoint.load(args.output_dir, self.device) if args.resume else None
+        if state is not None:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.start_update, self.frames = state["update"], state["frames"]
+            self.extra = state.get("extra", {})
+            torch.set_rng_state(state["torch_rng"])
+        self.dist.broadcast_(self.model)  # torchrun: every rank starts from rank 0's weights
+        self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
+
+    @property
+    def logging(self) -> bool:
+        """Whether this process writes logs (rank 0, unless --quiet)."""
+        return not self.args.quiet and self.dist.main
+
+    @staticmethod
+    def seed(seed: int) -> None:
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)
+
+    def step_grads(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.dist.average_grads_(self.model.parameters())
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
+        self.optimizer.step()
+
+    def end_of_update(self, update: int, num_updates: int, extra=None) -> bool:
+        """Checkpoints when due; returns True when the wall-clock budget is spent (checkpoint written).
+
+        `extra`: the trainer's own state, a dict or a function returning one (called only when saving).
+        """
+        out_of_time = self.dist.agree(self.deadline is not None and time.perf_counter() > self.deadline, self.device)
+        due = (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time
+        if due and self.dist.main:
+            checkpoint.save(self.args.output_dir, dict(
+                model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
+                frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
+                extra=(extra() if callable(extra) else extra) or {}))
+        return out_of_time
+
+    def finish(self, log, result: dict, act=None) -> None:
+        """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve.
+
+        `act`: obs -> actions for the evaluation (default: sample the actor-critic's policy).
+        """
+        args = self.args
+        if args.eval_episodes and args.game != "sanity" and self.dist.main:
+            scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
+                              video=f"{args.output_dir}/agent.gif" if args.video else None)
+            result["eval_return"] = sum(scores) / len(scores)
+            log.log(self.frames, eval_return=result["eval_return"])
+            with open(f"{args.output_dir}/eval.json", "w") as f:
+                json.dump(dict(frames=self.frames, scores=scores, mean=result["eval_return"]), f)
+        log.close()
+        self.dist.close()
+        if not args.quiet and self.dist.main:
+            try:
+                plot_curve(args.output_dir, title=f"{args.game}: {type(self.model).__name__}")
+            except (ImportError, FileNotFoundError, ValueError):
+                pass  # no matplotlib, or no finished episode yet

@@ -1,0 +1,514 @@
+"""AtariVectorEnv: ale-py's vector env over cule's emulator, returning torch tensors.
+
+It takes the arguments of ``ale_py.vector.AtariVectorEnv`` 0.12.1 (same
+names, same defaults, same meaning) plus ``device``, ``reset_mode``, ``mode``
+and ``difficulty``, and behaves as it does: the same observations (palette,
+max-pool, OpenCV INTER_AREA resize, frame stack), rewards, terminations,
+truncations, lives and frame counters for the same seeds. The whole pipeline
+runs in the C++ backend; a step costs O(1) Python work for any number of
+environments.
+"""
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from gymnasium.spaces import Box, Discrete
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from .backends.cpu import make_emulator
+from .errors import UnknownRomWarning
+from .games import BARE_GAME, game_info
+from .palettes import palette_for
+from .roms import load_rom
+
+_RESET_MODES = ("ale", "cache")
+_FIRE = 1
+_MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
+
+
+def _autoreset_mode(value) -> AutoresetMode:
+    if isinstance(value, AutoresetMode):
+        mode = value
+    else:
+        try:
+            mode = AutoresetMode(value)
+        except ValueError:
+            mode = None
+    if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP ('NextStep') or SAME_STEP ('SameStep'), "
+                         f"got {value!r}")
+    return mode
+
+
+class AtariVectorEnv(VectorEnv):
+    """A batch of ALE games stepped together; everything returned is a torch tensor on ``device``.
+
+    Args (ale-py's names and defaults, see ``ale_py.vector.AtariVectorEnv``):
+        game: ALE game id ("pong"), gymnasium name ("ALE/Pong-v5") or ROM path.
+            A ROM that is none of ALE's games (by md5 or file name) runs as
+            a bare console: reward 0, never terminated, all 18 actions, mode
+            0; an UnknownRomWarning names its md5.
+        num_envs: number of environments.
+        batch_size: environments returned per ``recv()``; 0 (default) or
+            ``num_envs`` steps all of them together. Smaller batches run
+            asynchronously: ``send()`` starts stepping the environments of the
+            last batch in the background and ``recv()`` returns the next
+            ``batch_size`` environments in a fixed round-robin order
+            (``info["env_id"]`` says which), so runs are reproducible.
+        num_threads: CPU threads stepping the environments (0: all cores).
+        thread_affinity_offset: accepted for compatibility; threads are not pinned.
+        max_num_frames_per_episode: truncation after this many emulated frames
+            of an episode (0 or None: never).
+        repeat_action_probability: sticky actions, drawn from each environment's
+            own ALE random stream.
+        full_action_space: ALE's legal action set (getLegalActionSet: all 18
+            actions for every game but skiing and lost_luggage, which have 9)
+            instead of the game's minimal set.
+        continuous, continuous_action_threshold: not supported (raises).
+        autoreset_mode: ``NextStep``: an environment whose episode ended is
+            reset by the next step, which ignores its action and returns the
+            new episode's first observation with reward 0. ``SameStep``: it is
+            reset within the step that ended it; the step returns the new
+            episode's observation and ``info["final_obs"]`` the last one.
+        img_height, img_width: observation size, shrunk from the 210x160
+            (PAL: 250x160) screen with OpenCV's INTER_AREA (None: native).
+        grayscale: ALE's grayscale table instead of RGB (then [..., 3]).
+        stack_num: frames stacked in each observation, oldest first.
+        frameskip: emulated frames per step; rewards are summed.
+        maxpool: observe the pixel-wise max of the last two frames of a step.
+        noop_max: on reset, a random number of NOOP frames in [0, noop_max).
+        episodic_life: a lost life ends the episode (and resets the game).
+        life_loss_info: a lost life sets ``terminated`` without a reset.
+        reward_clipping: each step's reward clipped to -1, 0, 1.
+        use_fire_reset: press FIRE once on reset when FIRE is in the action set.
+    cule's own:
+        device: torch device of the returned tensors and of the emulator ("cpu", "cuda" or "cuda:N").
+        reset_mode: "ale" runs ALE's whole reset sequence (reset_game, FIRE,
+            no-ops) at every reset, exactly as ale-py. "cache" (CuLE's scheme)
+            records ``reset_cache_size`` start states at each seeded reset
+            (entry k: ALE's reset followed by k % noop_max no-ops) and starts
+            every episode from one of them, picked at random per environment:
+            resets cost a copy instead of ~100 emulated frames.
+        reset_cache_size: start states kept by reset_mode="cache" (default 30).
+        mode, difficulty: game mode and difficulty (default: the game's defaults).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        game: str,
+        num_envs: int,
+        *,
+        batch_size: int = 0,
+        num_threads: int = 0,
+        thread_affinity_offset: int = -1,
+        max_num_frames_per_episode: int | None = 108000,
+        repeat_action_probability: float = 0.0,
+        full_action_space: bool = False,
+        continuous: bool = False,
+        continuous_action_threshold: float = 0.5,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        img_height: int | None = 84,
+        img_width: int | None = 84,
+        grayscale: bool = True,
+        stack_num: int = 4,
+        frameskip: int = 4,
+        maxpool: bool = True,
+        noop_max: int = 30,
+        episodic_life: bool = False,
+        life_loss_info: bool = False,
+        reward_clipping: bool = True,
+        use_fire_reset: bool = True,
+        device: str | torch.device = "cpu",
+        reset_mode: str = "ale",
+        reset_cache_size: int = 30,
+        mode: int | None = None,
+        difficulty: int | None = None,
+        _gymnasium: bool = False,
+        _shim: bool = False,
+    ):
+        self.emulator = None
+        for name, value, low in (("num_envs", num_envs, 1), ("frameskip", frameskip, 1), ("stack_num", stack_num, 1),
+                                 ("batch_size", batch_size, 0), ("num_threads", num_threads, 0),
+                                 ("noop_max", noop_max, 0), ("reset_cache_size", reset_cache_size, 1)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        if batch_size > num_envs:
+            raise ValueError(f"batch_size ({batch_size}) cannot exceed num_envs ({num_envs})")
+        if not 0.0 <= repeat_action_probability <= 1.0:
+            raise ValueError(f"repeat_action_probability must be in [0, 1], got {repeat_action_probability!r}")
+        if reset_mode not in _RESET_MODES:
+            raise ValueError(f"reset_mode must be one of {_RESET_MODES}, got {reset_mode!r}")
+        if continuous:
+            raise NotImplementedError("continuous actions are not supported; use discrete actions "
+                                      "(full_action_space=True gives ALE's legal action set)")
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.device = torch.device(device)
+        if self.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(self.device)!r}")
+        if self.device.type == "cuda":
+            from .backends.cuda import check_cuda
+            check_cuda(self.device)
+        _estimate_memory(num_envs, stack_num, img_height or 250, img_width or 160, 1 if grayscale else 3)
+
+        self.rom = load_rom(game)
+        self.game = self.rom.game  # None: not one of ALE's games
+        if self.game is None:
+            # ALE refuses such ROMs; cule runs them (homebrew, hacks, test carts), but says so.
+            warnings.warn(f"ROM {self.rom.path!r} (md5 {self.rom.md5}) is not one of ALE's games: it runs as a bare "
+                          f"console (reward always 0, never terminated, all 18 actions, mode 0)",
+                          UnknownRomWarning, stacklevel=2)
+        unit = self.game or BARE_GAME
+        info = game_info(unit)
+        for name, value, key in (("mode", mode, "modes"), ("difficulty", difficulty, "difficulties")):
+            # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value not in info[key]):
+                raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
+        self.mode = info["default_mode"] if mode is None else int(mode)
+        self.difficulty = 0 if difficulty is None else int(difficulty)
+        # ALE's getLegalActionSet (all 18 but for a few games) or getMinimalActionSet.
+        self.action_set = np.array(info["legal_actions"] if full_action_space else info["minimal_actions"],
+                                   dtype=np.int32)
+
+        self.num_envs = int(num_envs)
+        self.batch_size = int(batch_size) or self.num_envs
+        self.num_threads = int(num_threads)
+        self.frameskip = int(frameskip)
+        self.stack_num = int(stack_num)
+        self.grayscale = bool(grayscale)
+        self._gymnasium = _gymnasium
+        limit = int(max_num_frames_per_episode) if max_num_frames_per_episode and max_num_frames_per_episode > 0 else 0
+        # ale-py's vector env counts the episode's frames itself with ALE's own
+        # limit off; gymnasium's AtariEnv uses ALE's limit.
+        self.emulator = make_emulator(self.rom, self.num_envs, repeat_action_probability=repeat_action_probability,
+                                      max_num_frames_per_episode=limit if _gymnasium else 0)
+        self.screen_height = self.emulator.screen_height
+        self.img_height = self.screen_height if img_height is None else int(img_height)
+        self.img_width = 160 if img_width is None else int(img_width)
+        rgb, gray = palette_for(self.emulator.is_pal)
+        self.emulator.configure_vector(
+            rgb, gray, frameskip=self.frameskip, stack_num=self.stack_num, img_height=self.img_height,
+            img_width=self.img_width, grayscale=self.grayscale, maxpool=bool(maxpool), noop_max=int(noop_max),
+            fire_reset=bool(use_fire_reset), has_fire=_FIRE in self.action_set, episodic_life=bool(episodic_life),
+            life_loss_info=bool(life_loss_info), reward_clipping=bool(reward_clipping),
+            max_episode_steps=2**31 - 1 if (_gymnasium or not limit) else limit,
+            same_step=self.autoreset_mode == AutoresetMode.SAME_STEP, gymnasium=_gymnasium,
+            default_mode=info["default_mode"], mode=self.mode, difficulty=self.difficulty,
+            cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
+        self.reset_mode = reset_mode
+
+        frame = (self.img_height, self.img_width) + (() if self.grayscale else (3,))
+        self._frame_shape = frame if _gymnasium else (self.stack_num,) + frame
+        self.single_observation_space = Box(low=0, high=255, shape=self._frame_shape, dtype=np.uint8)
+        self.single_action_space = Discrete(len(self.action_set))
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.batch_size)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.batch_size)
+
+        self._loaded = np.zeros(self.num_envs, dtype=bool)  # powered on by a seeded reset
+        self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
+        self._ready: collections.deque[int] = collections.deque()
+        self._pending: collections.deque[tuple[concurrent.futures.Future, np.ndarray]] = collections.deque()
+        # device="cuda" (or the CUDA path on the host launch shim, for tests):
+        # state, actions and results stay in device tensors.
+        self._device = None
+        if self.device.type == "cuda" or _shim:
+            from .backends import cuda
+            launcher = (cuda.ShimLauncher(self.emulator.cart) if _shim and self.device.type == "cpu"
+                        else cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
+            self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape,
+                                            self.frameskip)
+            self._device_action_set = torch.as_tensor(self.action_set, device=self.device)
+            self._device_ids: dict[tuple, torch.Tensor] = {}
+            self._bad_action = torch.zeros((), dtype=torch.bool, device=self.device)
+        self._executor = (None if self.batch_size == self.num_envs or self._device is not None
+                          else concurrent.futures.ThreadPoolExecutor(1))
+
+    # ---- gymnasium VectorEnv interface
+
+    def reset(self, *, seed: int | np.ndarray | list | None = None, options: dict[str, Any] | None = None):
+        """Resets the environments; returns (observations, info).
+
+        ``seed``: an int seeds the reset environments with consecutive values
+        from ``seed`` (ALE's random_seed and the no-op RNG, as ale-py does); an
+        array gives one seed per reset environment; None keeps each console and
+        RNG (the first reset then draws fresh seeds). ``options["reset_mask"]``
+        (bool [num_envs]) resets only some environments; the others report
+        their current observation and info. Partial resets need
+        ``batch_size == num_envs`` and a preceding full reset.
+        """
+        self._check_open()
+        ids = np.arange(self.num_envs, dtype=np.int32)
+        if options and "reset_mask" in options:
+            mask = options["reset_mask"]
+            if isinstance(mask, torch.Tensor):
+                mask = mask.cpu().numpy()
+            if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+                raise TypeError(f"reset_mask must be a boolean array, got {type(mask).__name__} "
+                                f"with dtype {getattr(mask, 'dtype', None)}")
+            if mask.shape != (self.num_envs,):
+                raise ValueError(f"reset_mask must have shape {(self.num_envs,)}, got {mask.shape}")
+            ids = np.flatnonzero(mask).astype(np.int32)
+        partial = len(ids) != self.num_envs
+        if partial and self._last_ids is None:
+            raise RuntimeError(f"the first reset() must reset every environment (got {len(ids)} of {self.num_envs})")
+        if partial and self.batch_size != self.num_envs:
+            raise ValueError(f"partial resets need batch_size == num_envs (got batch_size={self.batch_size}, "
+                             f"num_envs={self.num_envs})")
+        seeds = self._reset_seeds(seed, len(ids))
+        fresh = (seeds < 0) & ~self._loaded[ids]
+        if fresh.any():  # never powered on: draw seeds as ale-py's random_device would
+            seeds[fresh] = np.random.SeedSequence().generate_state(int(fresh.sum())) & _MAX_SEED
+        if self._gymnasium:  # gymnasium's AtariEnv: SeedSequence(seed) -> (numpy seed, ALE seed)
+            seeds = np.array([np.random.SeedSequence(int(s)).generate_state(2)[1] if s >= 0 else -1 for s in seeds],
+                             dtype=np.int64)
+        self._drain()
+        self._check_no_bad_action()
+        if self._device is None:
+            self.emulator.vector_run(ids, np.zeros(len(ids), np.int32), seeds, True, self.num_threads)
+        else:
+            if len(ids) and seeds[0] >= 0 and self.reset_mode == "cache":
+                self.emulator.prepare_start_cache(int(seeds[0]))
+                self._device.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
+            self._device.run(self._ids_on_device(ids), torch.zeros(len(ids), dtype=torch.int32, device=self.device),
+                             torch.from_numpy(seeds).to(self.device), True)
+        self._loaded[ids] = True
+        if not partial:
+            self._ready = collections.deque(range(self.num_envs))
+            out = self._take_batch()
+        else:
+            out = self._gather(np.arange(self.num_envs, dtype=np.int32))
+        obs, _, _, _, info = out
+        return obs, info
+
+    def step(self, actions):
+        """Steps the last batch's environments; returns (obs, rewards, terminated, truncated, info).
+
+        ``actions`` (int, [batch_size], torch or numpy) index the action set.
+        rewards are int32, terminated/truncated bool, info holds env_id, lives,
+        frame_number, episode_frame_number (int32) and, in SameStep mode when
+        an episode ended, final_obs.
+        """
+        self.send(actions)
+        return self.recv()
+
+    def send(self, actions):
+        """Starts stepping the environments of the last batch returned, one action each."""
+        self._check_open()
+        if self._last_ids is None:
+            raise RuntimeError("call reset() before step() or send()")
+        if self._device is not None:
+            ids = self._last_ids
+            actions = self._check_device_actions(actions)
+            self._last_ids = np.empty(0, np.int32)
+            self._device.run(self._ids_on_device(ids), self._device_action_set[actions], None, False)
+            self._ready.extend(ids.tolist())
+            return
+        ale_actions = self.action_set[self._check_actions(actions)]
+        ids = self._last_ids
+        self._last_ids = np.empty(0, np.int32)  # until the next recv(), no batch awaits actions
+        if self._executor is None:
+            self.emulator.vector_run(ids, ale_actions, None, False, self.num_threads)
+            self._ready.extend(ids.tolist())
+        else:
+            job = self._executor.submit(self.emulator.vector_run, ids, ale_actions, None, False, self.num_threads)
+            self._pending.append((job, ids))
+
+    def recv(self):
+        """The next batch_size environments' (obs, rewards, terminated, truncated, info)."""
+        self._check_open()
+        while len(self._ready) < self.batch_size:
+            if not self._pending:
+                raise RuntimeError("recv() without a matching send()")
+            job, ids = self._pending.popleft()
+            job.result()
+            self._ready.extend(ids.tolist())
+        return self._take_batch()
+
+    def close(self, **kwargs):
+        if self.emulator is not None:
+            self._drain()
+            if self._executor is not None:
+                self._executor.shutdown()
+        self.emulator = None
+
+    # ---- raw access (each environment's ALE state)
+
+    def get_ram(self) -> torch.Tensor:
+        """RIOT RAM, uint8 [N, 128], as ALEInterface.getRAM()."""
+        self._check_open()
+        self._drain()
+        self._sync_host()
+        return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.num_envs)])).to(self.device)
+
+    def get_screen(self) -> torch.Tensor:
+        """Palette indices, uint8 [N, H, 160], as ALEInterface.getScreen()."""
+        self._check_open()
+        self._drain()
+        self._sync_host()
+        screens, _ = self.emulator.observe()
+        return torch.from_numpy(screens).to(self.device)
+
+    def get_screen_rgb(self) -> torch.Tensor:
+        """RGB, uint8 [N, H, 160, 3], as ALEInterface.getScreenRGB()."""
+        screen = self.get_screen().cpu().numpy()  # first: it checks that the env is open
+        rgb, _ = palette_for(self.emulator.is_pal)
+        return torch.from_numpy(rgb[screen]).to(self.device)
+
+    def lives(self) -> torch.Tensor:
+        self._check_open()
+        self._drain()
+        self._sync_host()
+        return torch.from_numpy(self.emulator.observe()[1]).to(self.device)
+
+    def get_action_set(self) -> np.ndarray:
+        """ALE action ids of the action indices."""
+        return self.action_set.copy()
+
+    # ---- internals
+
+    def _sync_host(self):
+        """Device backend: copies the consoles back into the host emulator (raw access only; it synchronises)."""
+        if self._device is not None:
+            host = self.emulator.arrays()
+            for name in ("machines", "envs", "buffers"):
+                host[name][:] = self._device.host_array(name)
+
+    def _ids_on_device(self, ids: np.ndarray) -> torch.Tensor:
+        key = ids.tobytes()
+        if key not in self._device_ids:  # batches repeat: each is copied to the device once
+            self._device_ids[key] = torch.from_numpy(ids.copy()).to(self.device)
+        return self._device_ids[key]
+
+    def _check_device_actions(self, actions) -> torch.Tensor:
+        """Shape and dtype are checked at once; an index outside the action set cannot be seen without
+        waiting for the device, so it is played as NOOP and reported by the next reset()."""
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
+        if tuple(actions.shape) != (self.batch_size,):
+            raise ValueError(f"expected {self.batch_size} actions (one per environment of the batch), "
+                             f"got shape {tuple(actions.shape)}")
+        actions = actions.to(self.device, non_blocking=True)
+        bad = (actions < 0) | (actions >= len(self.action_set))
+        self._bad_action = self._bad_action | bad.any()
+        return torch.where(bad, torch.zeros_like(actions), actions).long()
+
+    def _check_no_bad_action(self):
+        if self._device is not None and bool(self._bad_action):
+            self._bad_action.zero_()
+            raise ValueError(f"an action outside the action set (valid: 0..{len(self.action_set) - 1}) was sent "
+                             f"since the last reset; it was played as NOOP")
+
+    def _check_open(self):
+        if self.emulator is None:
+            raise RuntimeError("this AtariVectorEnv is closed; create a new one")
+
+    def _drain(self):
+        """Waits for steps still running in the background (async mode)."""
+        while self._pending:
+            job, ids = self._pending.popleft()
+            job.result()
+            self._ready.extend(ids.tolist())
+
+    def _reset_seeds(self, seed, count: int) -> np.ndarray:
+        if seed is None:
+            seeds = np.full(count, -1, dtype=np.int64)
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = np.arange(int(seed), int(seed) + count, dtype=np.int64)
+        elif isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
+            seeds = np.asarray(seed.cpu() if isinstance(seed, torch.Tensor) else seed)
+            if seeds.shape != (count,) or not np.issubdtype(seeds.dtype, np.integer):
+                raise ValueError(f"seed must be an int or {count} integer seeds (one per environment reset), "
+                                 f"got shape {seeds.shape} dtype {seeds.dtype}")
+            seeds = seeds.astype(np.int64)
+        else:
+            raise TypeError(f"seed must be None, an int or an array of ints, got {type(seed).__name__}")
+        if (seeds > _MAX_SEED).any() or (seeds < -1).any():
+            raise ValueError(f"seeds must lie in [0, {_MAX_SEED}] (ALE's random_seed is a C int), "
+                             f"got {int(seeds.min())}..{int(seeds.max())}")
+        return seeds
+
+    def _check_actions(self, actions) -> np.ndarray:
+        if isinstance(actions, torch.Tensor):
+            if actions.device != self.device:
+                raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
+                                 f"move them with .to({str(self.device)!r})")
+            actions = actions.numpy()
+        actions = np.asarray(actions)
+        if not np.issubdtype(actions.dtype, np.integer) or actions.dtype == np.bool_:
+            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
+        if actions.shape != (self.batch_size,):
+            raise ValueError(f"expected {self.batch_size} actions (one per environment of the batch), "
+                             f"got shape {tuple(actions.shape)}")
+        bad = (actions < 0) | (actions >= len(self.action_set))
+        if bad.any():
+            raise ValueError(f"action {int(actions[bad][0])} is outside the action set "
+                             f"(valid: 0..{len(self.action_set) - 1})")
+        return actions
+
+    def _take_batch(self):
+        ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
+        self._last_ids = ids
+        return self._gather(ids)
+
+    def _gather(self, ids: np.ndarray):
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        if self._device is not None:
+            obs, rewards, terminated, truncated, lives, frames, episode, final = self._device.gather(
+                self._ids_on_device(ids), same_step)
+            info = {"env_id": self._ids_on_device(ids).clone(), "lives": lives, "frame_number": frames,
+                    "episode_frame_number": episode}
+            if same_step:  # always present: knowing whether an episode ended would mean waiting for the device
+                info["final_obs"] = final
+            return obs, rewards, terminated, truncated, info
+        n = len(ids)
+        obs = np.empty((n,) + self.single_observation_space.shape, dtype=np.uint8)
+        rewards, lives, frames, episode_frames = (np.empty(n, np.int32) for _ in range(4))
+        terminated, truncated = np.empty(n, bool), np.empty(n, bool)
+        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        final = np.empty_like(obs) if same_step else None
+        self.emulator.gather(ids, obs, rewards, terminated, truncated, lives, frames, episode_frames, final)
+        to = lambda a: torch.from_numpy(a).to(self.device)  # noqa: E731
+        info = {"env_id": to(ids), "lives": to(lives), "frame_number": to(frames),
+                "episode_frame_number": to(episode_frames)}
+        if same_step and (terminated.any() or truncated.any()):
+            info["final_obs"] = to(final)
+        return to(obs), to(rewards), to(terminated), to(truncated), info
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _bytes_per_env(stack: int, height: int, width: int, channels: int) -> int:
+    """Upper bound of one environment's memory: console and ALE state with its snapshot and RNGs (9 KB,
+    16 KB allowed), two TIA frames and two processed frames at the largest (PAL, RGB) size, and three
+    observation stacks (the ring, SameStep's final observations, the batch returned)."""
+    return 16_000 + 2 * 250 * 160 * 3 + 2 * 250 * 160 + 3 * stack * height * width * channels
+
+
+def _estimate_memory(num_envs: int, stack: int, height: int, width: int, channels: int):
+    """Refuses batches that would not fit in memory before allocating anything."""
+    import os
+    per_env = _bytes_per_env(stack, height, width, channels)
+    need = num_envs * per_env
+    try:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if need > available:
+        raise MemoryError(f"{num_envs} environments need about {need / 2**30:.1f} GiB "
+                          f"({per_env / 2**10:.0f} KiB each) but this machine has {available / 2**30:.1f} GiB; "
+                          f"use fewer environments")

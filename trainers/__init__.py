@@ -1,1 +1,0 @@
-"""cule's trainers: one readable file per algorithm, building blocks in trainers.common."""
