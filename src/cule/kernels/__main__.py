@@ -7,7 +7,7 @@ Needs a GPU and cupy (the cache is per architecture).
 
 --report:
 
-For each architecture (default sm_70, sm_80, sm_90) and kernel (cule_run,
+For each architecture (default sm_70, sm_75, sm_80, sm_90) and kernel (cule_run,
 cule_render, cule_reset, cule_gather), the registers per thread, spill
 stores and loads (bytes) and stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
 CUDA backend builds them at run time: for one mapper and one game
