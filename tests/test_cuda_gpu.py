@@ -1,7 +1,10 @@
 """The CUDA backend on a real GPU: skipped cleanly where there is none.
 
 On a GPU machine: pip install -e ".[test,cuda]" && python -m pytest -q tests/test_cuda_gpu.py
+(CULE_GPU_GAMES=pong,breakout,... or =all chooses the games compared with the CPU backend;
+tools/gpu_session.sh runs it with the benchmarks).
 """
+import os
 import time
 
 import numpy as np
@@ -20,7 +23,11 @@ pytestmark = pytest.mark.skipif(not (torch.cuda.is_available() and HAVE_CUPY),
                                 reason="needs a CUDA GPU, a CUDA build of torch and cupy (pip install 'cule[cuda]')")
 
 
-@pytest.mark.parametrize("game", ["pong", "breakout", "ms_pacman", "space_invaders", "pitfall", "video_pinball"])
+_GAMES = os.environ.get("CULE_GPU_GAMES", "pong,breakout,ms_pacman,space_invaders,pitfall,video_pinball")
+GAMES = cule.list_games() if _GAMES == "all" else _GAMES.split(",")
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_cuda_equals_cpu_backend(game):
     n = 8
     cpu = cule.AtariVectorEnv(game, n)
@@ -71,3 +78,21 @@ def test_cuda_fps_is_printed():
     fps = steps * n * 4 / (time.perf_counter() - t0)
     print(f"pong, {n} envs on {torch.cuda.get_device_name()}: {fps:,.0f} frames/s")
     assert fps > 0
+
+
+@pytest.mark.parametrize("n, steps", [(3200, 40), (34000, 8)])
+def test_cuda_launch_geometry_equals_cpu_backend(n, steps):
+    """A few environments per warp (3,200 on an H100: three per warp) and whole warps (34,000), each stepped once:
+    the CPU backend's observations, rewards and RAM."""
+    from cule.backends import cuda
+
+    cpu = cule.AtariVectorEnv("breakout", n)
+    gpu = cule.AtariVectorEnv("breakout", n, device="cuda")
+    per_warp = cuda.launch_geometry(n, gpu._device.launcher.sms).per_warp
+    assert torch.equal(cpu.reset(seed=3)[0], gpu.reset(seed=3)[0].cpu())
+    rng = np.random.default_rng(3)
+    for t in range(steps):
+        a = torch.from_numpy(rng.integers(0, cpu.single_action_space.n, size=n))
+        rc, rg = cpu.step(a), gpu.step(a.cuda())
+        assert torch.equal(rc[0], rg[0].cpu()) and torch.equal(rc[1], rg[1].cpu()), f"step {t} ({per_warp} per warp)"
+    assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())

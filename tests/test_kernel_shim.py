@@ -21,9 +21,9 @@ from conftest import report
 RESULTS = []
 
 
-def _pair(game, n=2, **kwargs):
+def _pair(game, n=2, _shim=True, **kwargs):
     kwargs = {"num_threads": 1, **kwargs}
-    return cule.AtariVectorEnv(game, n, **kwargs), cule.AtariVectorEnv(game, n, _shim=True, **kwargs)
+    return cule.AtariVectorEnv(game, n, **kwargs), cule.AtariVectorEnv(game, n, _shim=_shim, **kwargs)
 
 
 def _compare(game, steps, n=2, seed=0, **kwargs):
@@ -61,6 +61,30 @@ def test_shim_equals_cpu_backend_other_settings(kwargs):
     _compare("breakout", 150, n=3, **kwargs)
 
 
+@pytest.mark.parametrize("n, sms", [(5, 1), (40, 2), (70, 3), (33, 132)])
+def test_launch_geometry_covers_every_environment_once(n, sms):
+    """Small batches run a few environments per warp (launch_geometry): on the shim, with the kernels' own
+    indexing, every environment is stepped exactly once (a skipped or doubled one would differ from the CPU)."""
+    geometry = cuda.launch_geometry(n, sms)
+    assert geometry.per_warp < 32
+    _compare("breakout", 40, n=n, _shim=sms)
+
+
+def test_launch_geometry_rule():
+    """per_warp = count / (SMs x 8 warps), rounded down, within 1..32; enough two-warp blocks for every environment,
+    and at least 8 warps per SM whenever there are that many environments."""
+    h100 = 132
+    assert [cuda.launch_geometry(n, h100).per_warp for n in (1, 1024, 1056, 1057, 4096, 16384, 33792, 65536)] == \
+        [1, 1, 1, 1, 3, 15, 32, 32]
+    for n, sms in [(1, 1), (1000, 7), (4096, 132), (65536, 132), (100, 1)]:
+        g = cuda.launch_geometry(n, sms)
+        warps = g.grid * g.block // 32
+        assert warps * g.per_warp >= n > (warps - 2) * g.per_warp  # enough, and at most one block too many
+        assert g.shared_bytes == (g.block // 32) * g.per_warp * cule._core.machine_slot_bytes
+        if n >= sms * cuda.WARPS_PER_SM:  # every SM gets its warps
+            assert -(-n // g.per_warp) >= sms * cuda.WARPS_PER_SM
+
+
 def test_shim_equals_cpu_backend_gymnasium_steps():
     """cule.make's steps (gymnasium's AtariEnv: the last emulated frame) draw as they go on the device path too."""
     kwargs = dict(img_height=None, img_width=None, stack_num=1, maxpool=False, noop_max=0, reward_clipping=False,
@@ -80,7 +104,7 @@ def test_frames_come_from_the_render_pass(monkeypatch):
     assert (stats["replayed_steps"], stats["inline_steps"]) == (60, 0), stats
     launch = shim._device.launcher.launch
     monkeypatch.setattr(shim._device.launcher, "launch",
-                        lambda kernel, threads, args: None if kernel == "cule_render" else launch(kernel, threads, args))
+                        lambda kernel, geometry, args: None if kernel == "cule_render" else launch(kernel, geometry, args))
     assert not torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
 
 
@@ -134,7 +158,7 @@ def test_device_state_is_in_lane_layout():
         cpu.step(a), shim.step(a)
     host = cpu.emulator.arrays()
     lane_arrays = shim.emulator.lane_arrays()
-    assert set(lane_arrays) == {"machines", "envs", "saved_machines", "saved_envs"}
+    assert set(lane_arrays) == {"machines", "envs", "rngs", "saved_machines", "saved_envs", "saved_rngs"}
     for name, item in lane_arrays.items():
         words = host[name].view(np.uint32).reshape(n, item // 4)
         tiles = np.zeros((2 * lanes, item // 4), np.uint32)

@@ -222,8 +222,10 @@ class AtariVectorEnv(VectorEnv):
         self._device = None
         if self.device.type == "cuda" or _shim:
             from .backends import cuda
-            launcher = (cuda.ShimLauncher(self.emulator.cart) if _shim and self.device.type == "cpu"
-                        else cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
+            # _shim: True, or the SM count the shim's launch geometry assumes
+            launcher = (cuda.ShimLauncher(self.emulator.cart, *([] if _shim is True else [int(_shim)]))
+                        if _shim and self.device.type == "cpu" else
+                        cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
             self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape,
                                             self.frameskip)
             self._device_action_set = torch.as_tensor(self.action_set, device=self.device)

@@ -301,13 +301,13 @@ static void test_dpc_fetchers() {
   // above bottom 4 and not above top 9: flag $FF. Music counters never step.
   CartState m = s;
   m.music_cycles = 100;
-  m.music_fraction = 0.25;
+  m.set_music_fraction(0.25);
   const uint32_t now = 100 + 19912;
   const double clocks = (15750.0 * 19912) / 1193191.66666667 + 0.25;
   const int whole = (int)clocks;
   const uint8_t amplitude = CartDPC::peek(m, r, 0x1005, now);
   CHECK(m.music_cycles == now);
-  CHECK(m.music_fraction == clocks - whole);
+  CHECK(m.music_fraction() == clocks - whole);
   const int low = 9 - whole % 10;
   CHECK(low == 6);
   CHECK(m.counter[5] == (0x200 | low));
@@ -321,7 +321,7 @@ static void test_dpc_fetchers() {
   m.music[1] = m.music[2] = 1;
   m.flag[5] = m.flag[6] = m.flag[7] = 0xFF;
   m.top[6] = m.top[7] = 0;  // top 0 forces low to 0, and 0 <= bottom 0 clears the flag
-  m.music_fraction = 0;
+  m.set_music_fraction(0);
   m.music_cycles = 0;
   CHECK(CartDPC::peek(m, r, 0x1007, 0) == 15);  // no whole clock: nothing updated
   // 1000 cycles = 13.2 clocks: fetcher 5 wraps, 1 - 3 + 10 = 8 (flag $FF).
@@ -356,11 +356,11 @@ static void test_dpc_banks_and_reset() {
   CartDPC::poke(s, r, 0x1051, 0x66, 0);
   CartDPC::poke(s, r, 0x105F, 0x15, 0);
   s.flag[1] = 0xFF;
-  s.music_fraction = 0.5;
+  s.set_music_fraction(0.5);
   CartState before = s;
   CartDPC::reset(s, rng, 1234);
   CHECK(rng.draws == 0);
-  CHECK(s.bank == 1 && s.music_cycles == 1234 && s.music_fraction == 0.0);
+  CHECK(s.bank == 1 && s.music_cycles == 1234 && s.music_fraction() == 0.0);
   bool kept = s.random == before.random;
   for (int i = 0; i < 8; ++i) {
     kept &= s.top[i] == before.top[i] && s.bottom[i] == before.bottom[i];

@@ -21,6 +21,8 @@ the tests check this path without a GPU.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -28,7 +30,11 @@ from .. import _core
 from ..errors import CudaUnavailableError
 from ..kernels import CORE_HEADERS, build_defines, kernel_source
 
-THREADS_PER_BLOCK = 64
+THREADS_PER_BLOCK = 64  # two warps
+WARP = 32
+# The emulating kernels aim at this many warps per SM: two for each of an
+# SM's four warp schedulers, so one warp's wait can be hidden by another's work.
+WARPS_PER_SM = 8
 KERNELS = tuple(_core.kernel_names)  # cule/kernels/shim.hpp lists them
 # Render log room per environment (cule/cpp/render_log.hpp): TIA accesses
 # (8 bytes each) of the frames one step records. A step that needs more is
@@ -65,39 +71,78 @@ def compile_kernels(cart: str, game: str, device_index: int = 0):
         return tuple(module.get_function(name) for name in KERNELS)
 
 
-def _grid(threads: int) -> int:
-    return (threads + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+@dataclass(frozen=True)
+class Geometry:
+    """kernel<<<grid, block, shared_bytes>>> with `per_warp` working threads in each warp."""
+
+    grid: int
+    block: int
+    shared_bytes: int
+    per_warp: int
+
+
+def launch_geometry(count: int, sms: int) -> Geometry:
+    """How cule_run and cule_reset cover `count` environments on a device with `sms` SMs.
+
+    Each environment gets its own thread, and each warp the first `per_warp`
+    of its lanes, so that every SM holds at least WARPS_PER_SM warps when the
+    batch has that many environments: per_warp = count / (sms x
+    WARPS_PER_SM), rounded down, between 1 and 32. On an H100 (132 SMs)
+    1,024 environments run one per warp, 4,096 three per warp, and from
+    33,792 on every warp is full.
+    Divergent 6507 code runs its lanes' paths one after another anyway, so a
+    warp with few lanes loses little, while an idle SM loses everything. Each
+    block gets a shared-memory slot (cule/cpp/vector.hpp MachineSlot) per
+    working thread for its environment's console.
+    """
+    if count < 0 or sms <= 0:
+        raise ValueError(f"need count >= 0 and sms > 0, got {count}, {sms}")
+    per_warp = min(WARP, max(1, count // (sms * WARPS_PER_SM)))
+    warps = -(-count // per_warp)
+    warps_per_block = THREADS_PER_BLOCK // WARP
+    grid = max(1, -(-warps // warps_per_block))
+    return Geometry(grid, THREADS_PER_BLOCK, warps_per_block * per_warp * _core.machine_slot_bytes, per_warp)
+
+
+def whole_warps(count: int) -> Geometry:
+    """cule_render and cule_gather: one environment per thread, whole warps (their work is alike)."""
+    return Geometry(max(1, -(-count // THREADS_PER_BLOCK)), THREADS_PER_BLOCK, 0, WARP)
 
 
 class NvrtcLauncher:
     """The kernels compiled by NVRTC for one ROM, launched on torch's current stream.
 
-    ``launch(kernel, threads, args)``: kernel<<<grid, THREADS_PER_BLOCK>>>(args) with enough blocks for
-    ``threads`` threads; ``args`` are ints, pointers as device addresses, as KERNELS' signatures take them
+    ``launch(kernel, geometry, args)``: kernel<<<geometry>>>(args); ``args``
+    are ints, pointers as device addresses, as KERNELS' signatures take them
     (cule/kernels/kernels.cu).
     """
 
     def __init__(self, cart: str, game: str, device: torch.device):
         self.device = device
+        self.sms = torch.cuda.get_device_properties(device).multi_processor_count
         self._kernels = dict(zip(KERNELS, compile_kernels(cart, game, device.index or 0)))
 
-    def launch(self, kernel: str, threads: int, args: tuple) -> None:
+    def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
         import cupy
 
         words = tuple(np.int32(a) if isinstance(a, _Int32) else np.uint64(a) for a in args)
         stream = torch.cuda.current_stream(self.device)
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
-            self._kernels[kernel]((_grid(threads),), (THREADS_PER_BLOCK,), words)
+            self._kernels[kernel]((geometry.grid,), (geometry.block,), words, shared_mem=geometry.shared_bytes)
 
 
 class ShimLauncher:
-    """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops."""
+    """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops.
 
-    def __init__(self, cart: str):
+    `sms` stands in for the device's SM count in the launch geometry.
+    """
+
+    def __init__(self, cart: str, sms: int = 132):
         self.cart = cart
+        self.sms = sms
 
-    def launch(self, kernel: str, threads: int, args: tuple) -> None:
-        _core.shim_launch(self.cart, kernel, _grid(threads), THREADS_PER_BLOCK, [int(a) & (2**64 - 1) for a in args])
+    def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
+        _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [int(a) & (2**64 - 1) for a in args])
 
 
 class _Int32(int):
@@ -143,12 +188,15 @@ class DeviceBatch:
     def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
         """State update, render pass and resets of the environments `ids`."""
         view, n = self.view.data_ptr(), ids.numel()
+        emulating = launch_geometry(n, self.launcher.sms)
+        per_warp = _Int32(emulating.per_warp)
         self.arrays["reset_count"].zero_()
-        self.launcher.launch("cule_run", n, (view, ids.data_ptr(), _Int32(n), actions.data_ptr(),
-                                             0 if seeds is None else seeds.data_ptr(), _Int32(force_reset)))
-        self.launcher.launch("cule_render", n, (view, ids.data_ptr(), _Int32(n)))
-        # as many threads as cule_run had: the count of resets stays on the device
-        self.launcher.launch("cule_reset", n, (view,))
+        self.launcher.launch("cule_run", emulating, (view, ids.data_ptr(), _Int32(n), actions.data_ptr(),
+                                                     0 if seeds is None else seeds.data_ptr(), _Int32(force_reset),
+                                                     per_warp))
+        self.launcher.launch("cule_render", whole_warps(n), (view, ids.data_ptr(), _Int32(n)))
+        # cule_run's geometry: as many working threads, since the count of resets stays on the device
+        self.launcher.launch("cule_reset", emulating, (view, per_warp))
 
     @property
     def reset_count(self) -> torch.Tensor:
@@ -162,7 +210,8 @@ class DeviceBatch:
         rewards, lives, frames, episode = (new(torch.int32, n) for _ in range(4))
         terminated, truncated = new(torch.bool, n), new(torch.bool, n)
         final_obs = torch.empty_like(obs) if final else None
-        self.launcher.launch("cule_gather", n, (self.view.data_ptr(), ids.data_ptr(), _Int32(n), obs.data_ptr(),
+        self.launcher.launch("cule_gather", whole_warps(n), (self.view.data_ptr(), ids.data_ptr(), _Int32(n),
+                                                             obs.data_ptr(),
                                                 rewards.data_ptr(), terminated.data_ptr(), truncated.data_ptr(),
                                                 lives.data_ptr(), frames.data_ptr(), episode.data_ptr(),
                                                 0 if final_obs is None else final_obs.data_ptr()))

@@ -30,10 +30,12 @@ enum class CartType : uint8_t {
 };
 
 // Every mapper's per-environment state in one struct; a mapper ignores the
-// fields that are not its own. Largest members first, so there is no padding
-// between fields (188 bytes of data, 192 with the double's tail alignment).
+// fields that are not its own. Only 4-byte words and smaller: the device
+// keeps consoles in shared memory at an odd word stride (kernels.cu), which
+// an 8-byte member's alignment would forbid; the DPC's double is kept as
+// its bits.
 struct CartState {
-  double music_fraction;    // DPC: OSC clocks left over from the last music update
+  uint32_t music_fraction_bits[2];  // DPC: OSC clocks left over from the last music update (a double)
   uint32_t music_cycles;    // DPC: system clock at the last music update (wraps like Stella's int)
   uint16_t counter[8];      // DPC data fetcher counters, 11 bits
   uint8_t ram[128];         // SuperChip RAM
@@ -44,6 +46,17 @@ struct CartState {
   uint8_t random;           // DPC 8-bit LFSR, 1 at power-on
   uint8_t bank;             // F8, F6, F8SC, F6SC, DPC: current 4K bank
   uint8_t slice[3];         // E0: 1K slice in windows 0-2 (window 3 is always slice 7)
+
+  CULE_HD double music_fraction() const {
+    double d;
+    copy_word(&d, &music_fraction_bits[0]);
+    copy_word((char*)&d + 4, &music_fraction_bits[1]);
+    return d;
+  }
+  CULE_HD void set_music_fraction(double d) {
+    copy_word(&music_fraction_bits[0], &d);
+    copy_word(&music_fraction_bits[1], (const char*)&d + 4);
+  }
 };
 
 namespace cart {
@@ -224,7 +237,7 @@ struct CartDPC {
   template <class Rng>
   CULE_HD static void reset(CartState& s, Rng&, uint32_t cycles) {
     s.music_cycles = cycles;
-    s.music_fraction = 0.0;
+    s.set_music_fraction(0.0);
     s.bank = 1;
   }
 
@@ -247,9 +260,9 @@ struct CartDPC {
     // Stella keeps the saved clock in an int; the 32-bit wrap gives the same delta.
     const int32_t elapsed = (int32_t)(cycles - s.music_cycles);
     s.music_cycles = cycles;
-    const double clocks = (kOscHz * (double)elapsed) / kCpuHz + s.music_fraction;
+    const double clocks = (kOscHz * (double)elapsed) / kCpuHz + s.music_fraction();
     const int32_t whole = (int32_t)clocks;  // truncates toward zero, as (int)
-    s.music_fraction = clocks - (double)whole;
+    s.set_music_fraction(clocks - (double)whole);
     if (whole <= 0) return;
     for (uint32_t i = 5; i < 8; ++i) {
       if (!s.music[i - 5]) continue;

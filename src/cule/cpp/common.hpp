@@ -56,7 +56,7 @@ typedef long long int64_t;
 #ifdef CULE_NO_FORCE_INLINE
 #define CULE_IO inline
 #else
-#define CULE_IO __attribute__((noinline))
+#define CULE_IO inline __attribute__((noinline))
 #endif
 #endif
 
@@ -95,6 +95,9 @@ struct LaneArray {
   static constexpr size_t kWords = sizeof(T) / 4;
   uint32_t* words;
   uint32_t lanes;
+
+  // Word 0 of environment env's item; its word w is w * lanes further on.
+  CULE_HD uint32_t* item(int env) const { return words + lane_slot(env, 0, kWords, lanes); }
 
   CULE_HD void load(int env, T& out) const {
     const uint32_t* from = words + lane_slot(env, 0, kWords, lanes);

@@ -61,43 +61,96 @@ struct SystemRng {
   }
 };
 
+// Switches::read(): difficulty and colour bits change only on an event.
+CULE_HD uint8_t read_switches(Machine& m) {
+  uint8_t s = m.switches;
+  const uint8_t e = m.controls.difficulty_events;
+  if (e & 0x4) s |= 0x80;
+  else if (e & 0x8) s &= (uint8_t)~0x80;
+  if (e & 0x1) s |= 0x40;
+  else if (e & 0x2) s &= (uint8_t)~0x40;
+  s = m.controls.console_select ? (uint8_t)(s & ~0x02) : (uint8_t)(s | 0x02);
+  s = m.controls.console_reset ? (uint8_t)(s & ~0x01) : (uint8_t)(s | 0x01);
+  m.switches = s;
+  return s;
+}
+
+// Why a frame's instruction loop pauses after an instruction.
+enum : uint8_t {
+  kHaltFrame = 1,  // the TIA ended the frame (VSYNC, or the scanline cap)
+  kHaltLine = 2,   // a WSYNC write: the end of the CPU's work on a scanline
+};
+
+// What a write to the TIA or the RIOT means for the CPU.
+struct IoWrite {
+  uint32_t stall_cycles;  // WSYNC
+  uint8_t halt;           // kHalt* bits
+};
+
+// Reads and writes of the TIA and the RIOT's ports and timer: plain
+// functions of their arguments, out of line on the host, so the opcode
+// switch that inlines every other access stays small and its registers
+// never have their address taken.
+CULE_IO uint8_t io_peek(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint32_t cycles,
+                        uint8_t data_bus) {
+  if (address & 0x0080) {
+    // Switches::read() runs only for SWCHB reads: it updates its byte.
+    riot::Ports ports{m.controls.swcha, (address & 0x07) == 2 ? read_switches(m) : (uint8_t)0};
+    return riot::peek(m.riot, address, cycles, ports);
+  }
+  if (recorder) recorder->read(cycles);
+  return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
+}
+CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
+                        uint32_t cycles, bool after_read) {
+  if (address & 0x0080) {
+    riot::poke(m.riot, address, v, cycles);
+    return IoWrite{0, 0};
+  }
+  if (recorder) recorder->write(cycles, address, v, after_read);
+  const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read);
+  return IoWrite{r.stall_cycles, (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == 0x02 ? kHaltLine : 0))};
+}
+
 // The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the
 // cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
+// The clock, the data-bus latch, the last access's kind and the halt bits
+// belong to the bus while an instruction loop runs (write_back() returns
+// them): a local whose address is never taken, they stay in registers,
+// where in the machine every byte stored to RAM could alias them.
 template <class Cart>
 struct ConsoleBus {
   Machine& m;
   const RomView& rom;
-  uint8_t* frame;         // the TIA's current frame buffer, or null to skip pixels
-  const Cpu6507& cpu;     // the CPU driving the bus (WSYNC looks at its last access)
+  const uint8_t* image;     // rom.image
+  uint8_t* frame;           // the TIA's current frame buffer, or null to skip pixels
   FrameRecorder* recorder;  // records the TIA accesses for a later render, or null
-  // The clock, the data-bus latch and the stop flag belong to the bus while
-  // an instruction loop runs (write_back() returns them to m): any byte
-  // store into RAM or a frame may alias m, so kept in m they would be
-  // reloaded from memory after every store (on a GPU, an L1 round trip).
   uint32_t cycles;
   uint8_t data_bus;
-  uint8_t stop;
+  uint8_t last_read;  // the last access was a read: WSYNC halts the CPU only after one
+  uint8_t halt;       // kHalt* bits set by the instruction
 
-  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, const Cpu6507& c,
-                     FrameRecorder* rec = nullptr)
-      : m(machine), rom(r), frame(f), cpu(c), recorder(rec), cycles(machine.cycles), data_bus(machine.data_bus),
-        stop(machine.stop) {}
-  CULE_HD void write_back() {
+  CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, FrameRecorder* rec = nullptr)
+      : m(machine), rom(r), image(r.image), frame(f), recorder(rec), cycles(machine.cycles),
+        data_bus(machine.data_bus), last_read(machine.cpu.last_access_was_read), halt(0) {}
+  CULE_HD void write_back(Cpu6507& cpu) {
     m.cycles = cycles;
     m.data_bus = data_bus;
-    m.stop = stop;
+    m.stop = (halt & kHaltFrame) ? 1 : 0;
+    cpu.last_access_was_read = last_read;
   }
 
   CULE_HOT uint8_t peek(uint16_t address) {
     uint8_t v;
     if (address & 0x1000) {
-      v = Cart::peek(m.cart, rom.image, address, cycles);
+      v = Cart::peek(m.cart, image, address, cycles);
     } else if ((address & 0x0280) == 0x0080) {
       v = m.riot.ram[address & 0x7F];
     } else {
-      v = peek_io(address);
+      v = io_peek(m, frame, recorder, address, cycles, data_bus);
     }
     data_bus = v;
+    last_read = 1;
 #ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(bus, address, value, is_write)
     CULE_TRACE_ACCESS(*this, address, v, false);
 #endif
@@ -106,55 +159,22 @@ struct ConsoleBus {
 
   CULE_HOT void poke(uint16_t address, uint8_t v) {
     if (address & 0x1000) {
-      Cart::poke(m.cart, rom.image, address, v, cycles);
+      Cart::poke(m.cart, image, address, v, cycles);
     } else if ((address & 0x0280) == 0x0080) {
       m.riot.ram[address & 0x7F] = v;
     } else {
-      poke_io(address, v);
+      const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, last_read != 0);
+      cycles += w.stall_cycles;
+      halt |= w.halt;
     }
     data_bus = v;
+    last_read = 0;
 #ifdef CULE_TRACE_ACCESS
     CULE_TRACE_ACCESS(*this, address, v, true);
 #endif
   }
 
-  // The TIA and the RIOT's ports and timer: out of line, so the opcode
-  // switch that inlines every access stays small.
-  CULE_IO uint8_t peek_io(uint16_t address) {
-    if (address & 0x0080) {
-      // Switches::read() runs only for SWCHB reads: it updates its byte.
-      riot::Ports ports{m.controls.swcha, (address & 0x07) == 2 ? read_switches() : (uint8_t)0};
-      return riot::peek(m.riot, address, cycles, ports);
-    }
-    if (recorder) recorder->read(cycles);
-    return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
-  }
-  CULE_IO void poke_io(uint16_t address, uint8_t v) {
-    if (address & 0x0080) {
-      riot::poke(m.riot, address, v, cycles);
-      return;
-    }
-    if (recorder) recorder->write(cycles, address, v, cpu.last_access_was_read);
-    const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, cpu.last_access_was_read);
-    cycles += r.stall_cycles;
-    if (r.stop) stop = 1;
-  }
-
   CULE_HOT void tick(uint32_t n) { cycles += n; }
-
-  // Switches::read(): difficulty and colour bits change only on an event.
-  CULE_HD uint8_t read_switches() {
-    uint8_t s = m.switches;
-    const uint8_t e = m.controls.difficulty_events;
-    if (e & 0x4) s |= 0x80;
-    else if (e & 0x8) s &= (uint8_t)~0x80;
-    if (e & 0x1) s |= 0x40;
-    else if (e & 0x2) s &= (uint8_t)~0x40;
-    s = m.controls.console_select ? (uint8_t)(s & ~0x02) : (uint8_t)(s | 0x02);
-    s = m.controls.console_reset ? (uint8_t)(s & ~0x01) : (uint8_t)(s | 0x01);
-    m.switches = s;
-    return s;
-  }
 };
 
 namespace console {
@@ -186,9 +206,10 @@ CULE_HD void system_reset(Machine& m, const RomView& rom, const TiaConfig& tia_c
   if (buffers)
     for (uint32_t i = 0; i < 2u * tia_config.height * kScreenWidth; ++i) buffers[i] = 0;
   Cart::reset(m.cart, rng, m.cycles);
-  ConsoleBus<Cart> bus{m, rom, nullptr, m.cpu};
+  ConsoleBus<Cart> bus{m, rom, nullptr};
   cpu::reset(m.cpu, bus);
-  bus.write_back();
+  m.cycles = bus.cycles;
+  m.data_bus = bus.data_bus;
 }
 
 // TIA::startFrame: swap buffers and restart the clock on the current line.
@@ -211,9 +232,26 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   if (recorder) recorder->begin(m.tia);
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
   Cpu6507 regs = m.cpu;
-  ConsoleBus<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), regs, recorder};
-  for (uint32_t n = 0; n < kFrameInstructionBudget && !bus.stop && !regs.jammed; ++n) cpu::step(regs, bus);
-  bus.write_back();
+  ConsoleBus<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
+#ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
+  CULE_TRACE_FRAME();
+#endif
+  uint32_t n = 0;
+  while (n < kFrameInstructionBudget && !(bus.halt & kHaltFrame) && !regs.jammed) {
+    // One scanline's instructions, up to a WSYNC write. The threads of a GPU
+    // warp leave this inner loop together, so the warp regroups at every
+    // scanline instead of drifting apart for the whole frame
+    // (python -m cule.benchmarks.simt measures the difference).
+    bus.halt = 0;
+    do {
+      cpu::step(regs, bus);
+      ++n;
+#ifdef CULE_TRACE_INSTRUCTION
+      CULE_TRACE_INSTRUCTION();
+#endif
+    } while (n < kFrameInstructionBudget && !bus.halt && !regs.jammed);
+  }
+  bus.write_back(regs);
   m.cpu = regs;
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
   const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;

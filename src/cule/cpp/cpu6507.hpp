@@ -14,7 +14,11 @@
 // The bus is a template parameter with three members:
 //   uint8_t peek(uint16_t address);  void poke(uint16_t address, uint8_t v);
 //   void tick(uint32_t cpu_cycles);   // advances the system clock
-// Addresses are passed unmasked (16 bits): the FE mapper looks at A13.
+// Addresses are passed unmasked (16 bits): the FE mapper looks at A13. The
+// bus also keeps what its accesses imply (the kind of the last one, which
+// WSYNC looks at), so the registers' address is never taken: everything
+// called per instruction is inlined, and the registers stay in machine
+// registers.
 #pragma once
 
 #include "common.hpp"
@@ -63,16 +67,13 @@ CULE_HD void reset(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HOT uint8_t read(Cpu6507& c, Bus& bus, uint16_t address) {
-  uint8_t v = bus.peek(address);
-  c.last_access_was_read = 1;
-  return v;
+CULE_HOT uint8_t read(Cpu6507&, Bus& bus, uint16_t address) {
+  return bus.peek(address);
 }
 
 template <class Bus>
-CULE_HOT void write(Cpu6507& c, Bus& bus, uint16_t address, uint8_t v) {
+CULE_HOT void write(Cpu6507&, Bus& bus, uint16_t address, uint8_t v) {
   bus.poke(address, v);
-  c.last_access_was_read = 0;
 }
 
 template <class Bus>
@@ -96,7 +97,7 @@ CULE_OP uint16_t read_pointer(Cpu6507& c, Bus& bus, uint8_t pointer) {
   return (uint16_t)(lo | (hi << 8));
 }
 
-CULE_HD bool crosses_page(uint16_t a, uint16_t b) { return ((a ^ b) & 0xFF00) != 0; }
+CULE_OP bool crosses_page(uint16_t a, uint16_t b) { return ((a ^ b) & 0xFF00) != 0; }
 
 template <bool kReadPenalty, class Bus>
 CULE_OP uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
@@ -132,13 +133,13 @@ CULE_OP void set_nz(Cpu6507& c, uint8_t v) {
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | (v & flag::N) | (v ? 0 : flag::Z));
 }
 // PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
-CULE_HD void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
+CULE_OP void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
 
 // Stella's BCD tables, applied to any byte: $FF counts as 15*10+15 = 165.
-CULE_HD int bcd_value(uint8_t b) { return (b >> 4) * 10 + (b & 0x0F); }
-CULE_HD uint8_t to_bcd(int t) { return (uint8_t)((((t % 100) / 10) << 4) | (t % 10)); }
+CULE_OP int bcd_value(uint8_t b) { return (b >> 4) * 10 + (b & 0x0F); }
+CULE_OP uint8_t to_bcd(int t) { return (uint8_t)((((t % 100) / 10) << 4) | (t % 10)); }
 
-CULE_HD void adc(Cpu6507& c, uint8_t m) {
+CULE_OP void adc(Cpu6507& c, uint8_t m) {
   const int carry = has_flag(c, flag::C) ? 1 : 0;
   const uint8_t old_a = c.a;
   if (!has_flag(c, flag::D)) {
@@ -157,7 +158,7 @@ CULE_HD void adc(Cpu6507& c, uint8_t m) {
   }
 }
 
-CULE_HD void sbc(Cpu6507& c, uint8_t m) {
+CULE_OP void sbc(Cpu6507& c, uint8_t m) {
   if (!has_flag(c, flag::D)) {
     adc(c, (uint8_t)~m);
     return;
@@ -175,13 +176,13 @@ CULE_HD void sbc(Cpu6507& c, uint8_t m) {
   set_flag(c, flag::V, ((old_a ^ c.a) & 0x80) && ((c.a ^ m) & 0x80));
 }
 
-CULE_HD void compare(Cpu6507& c, uint8_t reg, uint8_t m) {
+CULE_OP void compare(Cpu6507& c, uint8_t reg, uint8_t m) {
   const uint16_t diff = (uint16_t)(reg - m);
   set_nz(c, (uint8_t)diff);
   set_flag(c, flag::C, !(diff & 0x100));
 }
 
-CULE_HD void arr(Cpu6507& c, uint8_t m) {
+CULE_OP void arr(Cpu6507& c, uint8_t m) {
   const uint8_t carry_in = has_flag(c, flag::C) ? 0x80 : 0x00;
   const uint8_t value = c.a & m;
   c.a = (uint8_t)((value >> 1) | carry_in);
@@ -321,25 +322,25 @@ CULE_OP void branch(Cpu6507& c, Bus& bus, bool taken) {
 }
 
 template <class Bus>
-CULE_HD void push(Cpu6507& c, Bus& bus, uint8_t v) {
+CULE_OP void push(Cpu6507& c, Bus& bus, uint8_t v) {
   write(c, bus, (uint16_t)(0x0100 + c.sp), v);
   c.sp--;
 }
 
 // The 6502 pre-increments on pull; Stella first reads the current slot.
 template <class Bus>
-CULE_HD uint8_t pull(Cpu6507& c, Bus& bus) {
+CULE_OP uint8_t pull(Cpu6507& c, Bus& bus) {
   c.sp++;
   return read(c, bus, (uint16_t)(0x0100 + c.sp));
 }
 
 template <class Bus>
-CULE_HD void stack_pad_read(Cpu6507& c, Bus& bus) {
+CULE_OP void stack_pad_read(Cpu6507& c, Bus& bus) {
   read(c, bus, (uint16_t)(0x0100 + c.sp));
 }
 
 template <class Bus>
-CULE_HD void brk(Cpu6507& c, Bus& bus) {
+CULE_OP void brk(Cpu6507& c, Bus& bus) {
   fetch(c, bus);  // padding byte
   push(c, bus, (uint8_t)(c.pc >> 8));
   push(c, bus, (uint8_t)c.pc);
@@ -351,7 +352,7 @@ CULE_HD void brk(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HD void jsr(Cpu6507& c, Bus& bus) {
+CULE_OP void jsr(Cpu6507& c, Bus& bus) {
   const uint16_t lo = fetch(c, bus);
   stack_pad_read(c, bus);
   push(c, bus, (uint8_t)(c.pc >> 8));  // pushes the address of the high byte
@@ -361,7 +362,7 @@ CULE_HD void jsr(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HD void rts(Cpu6507& c, Bus& bus) {
+CULE_OP void rts(Cpu6507& c, Bus& bus) {
   stack_pad_read(c, bus);
   uint16_t lo = pull(c, bus);
   uint16_t hi = pull(c, bus);
@@ -370,7 +371,7 @@ CULE_HD void rts(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HD void rti(Cpu6507& c, Bus& bus) {
+CULE_OP void rti(Cpu6507& c, Bus& bus) {
   stack_pad_read(c, bus);
   load_status(c, pull(c, bus));
   uint16_t lo = pull(c, bus);
@@ -379,7 +380,7 @@ CULE_HD void rti(Cpu6507& c, Bus& bus) {
 }
 
 template <class Bus>
-CULE_HD void jmp_indirect(Cpu6507& c, Bus& bus) {
+CULE_OP void jmp_indirect(Cpu6507& c, Bus& bus) {
   const uint16_t pointer = fetch_word(c, bus);
   // The NMOS bug: the high byte comes from the start of the pointer's page.
   const uint16_t hi_at = (pointer & 0xFF) == 0xFF ? (uint16_t)(pointer & 0xFF00) : (uint16_t)(pointer + 1);

@@ -15,10 +15,12 @@ namespace cule {
 
 constexpr int kSoftResetFrames = 4;    // StellaEnvironment::m_num_reset_steps
 constexpr int kResetNoopFrames = 60;
+constexpr int kDrawsPerAct = 2;  // sticky-action draws of every act(), players A and B
 
-// Everything ALE keeps per environment besides the console itself.
+// Everything ALE keeps per environment besides the console itself and the
+// environment RNG (sticky actions, seeded at power-on), which the batch keeps
+// apart: it is 2.5 KB, and a frame draws two of its words.
 struct EnvState {
-  Mt19937 rng;              // the environment RNG (sticky actions), seeded at power-on
   GameState game;
   AleState ale;
   Events events;
@@ -34,8 +36,6 @@ struct EnvState {
   uint8_t mode_error;          // set_mode gave up
   uint8_t pad_;
 };
-// VectorEnv::cached_reset copies a start state's fields after the RNG.
-static_assert(__builtin_offsetof(EnvState, game) == sizeof(Mt19937), "EnvState's RNG must come first");
 
 // Fixed for a batch: the ROM's wiring and ALE's settings.
 struct EnvConfig {
@@ -52,6 +52,7 @@ template <class Cart, class Games>
 struct AleEnv {
   Machine& m;
   EnvState& s;
+  MtStream rng;  // the environment RNG
   const RomView& rom;
   const EnvConfig& cfg;
   uint8_t* buffers;
@@ -104,8 +105,8 @@ struct AleEnv {
   // unless the episode is over. Returns the reward.
   CULE_PHASE int act(int action_a, int action_b) {
     // The draws happen even when the probability is 0 and after game over.
-    if (s.rng.next_double() >= cfg.repeat_action_probability) s.action_a = (uint8_t)action_a;
-    if (s.rng.next_double() >= cfg.repeat_action_probability) s.action_b = (uint8_t)action_b;
+    if (rng.next_double() >= cfg.repeat_action_probability) s.action_a = (uint8_t)action_a;
+    if (rng.next_double() >= cfg.repeat_action_probability) s.action_b = (uint8_t)action_b;
     if (game_over()) return 0;
     // noopIllegalActions; RESET is dropped too.
     int a = s.action_a;

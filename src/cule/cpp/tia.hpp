@@ -59,7 +59,8 @@ struct Tia {
   int32_t current_scanline;
   uint32_t pf;                  // 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (4.1)
   uint32_t pf_bits_key;         // pf | reflected << 20 that pf_bits was built from; ~0 = stale
-  uint64_t pf_bits[3];          // the playfield's 160 pixels for that key
+  uint32_t pf_bits[6];          // the playfield's 160 pixels for that key, as 3 64-bit words (low half first):
+                                // 4-byte words only, so consoles can sit at odd word strides (kernels.cu)
   uint32_t frame_pixel;         // the frame pointer, as an index into the buffer
   uint16_t collision;
   int16_t pos_p0, pos_p1, pos_m0, pos_m1, pos_bl;
@@ -324,10 +325,13 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
     const uint32_t key = t.pf | (uint32_t)t.pf_reflected << 20;
     if (key != t.pf_bits_key) {  // PF changes far less often than pieces are drawn
       const LineBits b = playfield_bits(t.pf, t.pf_reflected);
-      for (int i = 0; i < 3; ++i) t.pf_bits[i] = b.w[i];
+      for (int i = 0; i < 3; ++i) {
+        t.pf_bits[2 * i] = (uint32_t)b.w[i];
+        t.pf_bits[2 * i + 1] = (uint32_t)(b.w[i] >> 32);
+      }
       t.pf_bits_key = key;
     }
-    pf = LineBits{{t.pf_bits[0], t.pf_bits[1], t.pf_bits[2]}};
+    for (int i = 0; i < 3; ++i) pf.w[i] = (uint64_t)t.pf_bits[2 * i] | (uint64_t)t.pf_bits[2 * i + 1] << 32;
   }
   const LineBits bl = (objects & kBLBit) ? ball_bits(t.mask_bl) : none;
   const LineBits p0 = player_bits(t.mask_p0, t.current_grp0);

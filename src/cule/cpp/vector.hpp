@@ -43,7 +43,7 @@ struct EnvResult {
 
 // std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
 // libstdc++ (GCC 11+) draws it: Lemire's multiply-shift with rejection.
-CULE_HD uint32_t uniform_below(Mt19937& g, uint32_t range) {
+CULE_HD uint32_t uniform_below(const MtStream& g, uint32_t range) {
   uint64_t product = (uint64_t)g.next() * range;
   uint32_t low = (uint32_t)product;
   if (low < range) {
@@ -80,6 +80,7 @@ struct BatchView {
   StartStates cache;
   LaneArray<Machine> machines;
   LaneArray<EnvState> envs;
+  LaneArray<Mt19937> rngs;  // the environment RNGs (sticky actions), drawn in place
   VectorState* vstates;
   EnvResult* results;
   uint8_t* buffers;        // [N][2][frame_bytes] TIA frames, palette indices
@@ -87,11 +88,13 @@ struct BatchView {
   uint8_t* stacks;         // [N][stack_num][obs_bytes] ring of observations
   int32_t* stack_index;    // [N] the ring's next slot
   uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
+  float* scratch;          // [N][scratch_floats] the resize's two rows (a thread's stack could not hold them)
   // [N] room for a step's snapshot: in global memory, a kernel thread would
   // otherwise hold 3 KB more of copies in local memory.
   LaneArray<Machine> saved_machines;
   LaneArray<EnvState> saved_envs;
-  uint32_t frame_bytes, raw_bytes, obs_bytes;
+  LaneArray<Mt19937> saved_rngs;  // the index, and the words only when the step may regenerate them
+  uint32_t frame_bytes, raw_bytes, obs_bytes, scratch_floats;
   // The CUDA backend's render pass (render_log.hpp): steps record their
   // frames here and cule_render draws them. Null on the CPU backend, whose
   // steps draw as they go.
@@ -183,9 +186,8 @@ struct EnvFrames {
   CULE_PHASE void process_screen(bool pooled) {
     uint8_t* newest = raw(0);
     if (b.opt.maxpool && !pooled) preprocess::max_in_place(newest, raw(1), (int)b.raw_bytes);
-    float scratch[2 * kScreenWidth * 3];
     int32_t& slot = b.stack_index[env];
-    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, scratch);
+    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, b.scratch + (size_t)env * b.scratch_floats);
     slot = (slot + 1) % b.opt.stack_num;
   }
 
@@ -229,8 +231,11 @@ struct VectorEnv : EnvFrames {
   EnvState& s;
 
   CULE_HD VectorState& vstate() const { return b.vstates[env]; }
+  CULE_HD MtStream rng() const { return MtStream{b.rngs.item(env), b.rngs.lanes}; }
+  CULE_HD MtStream saved_rng() const { return MtStream{b.saved_rngs.item(env), b.saved_rngs.lanes}; }
+  CULE_HD MtStream noop_rng() const { return stream_of(vstate().noop_rng); }
   CULE_HD AleEnv<Cart, Games> ale(bool draw) const {
-    return AleEnv<Cart, Games>{m, s, b.rom, b.cfg, draw ? buffers() : nullptr};
+    return AleEnv<Cart, Games>{m, s, rng(), b.rom, b.cfg, draw ? buffers() : nullptr};
   }
   CULE_HD const uint8_t* screen() const { return buffers() + (size_t)m.tia.current_buffer * b.frame_bytes; }
   CULE_HD int lives() const { return Games::lives(b.cfg.game, s.game); }
@@ -243,7 +248,7 @@ struct VectorEnv : EnvFrames {
     uint8_t* frames = buffers();
     for (uint32_t i = 0; i < 2 * b.frame_bytes; ++i) frames[i] = 0;
     s = EnvState{};
-    s.rng.seed(seed);
+    rng().seed(seed);
     s.ale.mode = (uint16_t)mode;
     s.ale.difficulty = (uint8_t)difficulty;
     s.action_a = kNoop;
@@ -274,13 +279,10 @@ struct VectorEnv : EnvFrames {
   // keeps its sticky-action RNG and its frame counter (advanced by the start
   // state's frames).
   CULE_PHASE void cached_reset() {
-    const int k = (int)uniform_below(vstate().noop_rng, (uint32_t)b.cache.count);
+    const int k = (int)uniform_below(noop_rng(), (uint32_t)b.cache.count);
     const int32_t frames = s.frame_number;
     m = b.cache.machines[k];
-    // Everything of the start state's EnvState after its RNG, the first member.
-    const char* from = (const char*)&b.cache.envs[k];
-    char* to = (char*)&s;
-    for (size_t i = sizeof(Mt19937); i < sizeof(EnvState); ++i) to[i] = from[i];
+    s = b.cache.envs[k];
     s.frame_number = frames + b.cache.envs[k].episode_frame_number;
     const uint8_t* screens = b.cache.screens + (size_t)k * 2 * b.frame_bytes;
     uint8_t* frames_out = buffers();
@@ -299,12 +301,12 @@ struct VectorEnv : EnvFrames {
     if (seed >= 0) {
       load((uint32_t)seed, b.opt.default_mode, 0);
       set_mode(b.opt.mode, b.opt.difficulty);
-      v.noop_rng.seed((uint32_t)seed);
+      noop_rng().seed((uint32_t)seed);
     }
     if (b.cache.count > 0) {
       cached_reset();
     } else {
-      ale_reset((int)uniform_below(v.noop_rng, b.opt.noop_max > 0 ? (uint32_t)b.opt.noop_max : 1u));
+      ale_reset((int)uniform_below(noop_rng(), b.opt.noop_max > 0 ? (uint32_t)b.opt.noop_max : 1u));
       palette(screen(), raw(0));
     }
     uint8_t* before = raw(1);
@@ -329,11 +331,16 @@ struct VectorEnv : EnvFrames {
   CULE_PHASE void step(int action) {
     b.saved_machines.store(env, m);
     b.saved_envs.store(env, s);
+    // The RNG's words change only when a draw regenerates them, once in 312
+    // frames: otherwise its index is all the snapshot needs.
+    const bool rng_whole = rng().twists_within((uint32_t)(kDrawsPerAct * b.opt.frameskip));
+    rng().copy_to(saved_rng(), rng_whole);
     const int32_t short_frames_before = s.short_frames;
     const bool draw_all_before = s.draw_all;
     auto restore = [&] {
       b.saved_machines.load(env, m);
       b.saved_envs.load(env, s);
+      saved_rng().copy_to(rng(), rng_whole);
     };
     const VectorOptions& o = b.opt;
     // gymnasium steps may show a frame from before the step: drawn inline.
@@ -458,17 +465,19 @@ struct VectorEnv : EnvFrames {
 
 // One environment's console and ALE state checked out of the batch's lane
 // arrays into working copies, and written back when it goes out of scope.
-// On the device the copies sit in the thread's local memory, which the
-// hardware interleaves across a warp's threads as the lane arrays are, so
-// the emulation's own loads and stores coalesce too.
+// The console goes into `slot`, which the caller places: a local on the
+// host, the thread's slot of its block's shared memory on the device
+// (kernels.cu), so the instruction loop's RAM, TIA and RIOT accesses stay on
+// chip. The ALE state (about 100 bytes) is a local; the environment RNG stays
+// in its lane array, where a frame draws two words.
 template <class Cart, class Games>
 struct EnvCopy {
   const BatchView& b;
   const int env;
-  Machine m;
+  Machine& m;
   EnvState s;
 
-  CULE_HD EnvCopy(const BatchView& batch, int id) : b(batch), env(id) {
+  CULE_HD EnvCopy(const BatchView& batch, int id, Machine& slot) : b(batch), env(id), m(slot) {
     b.machines.load(env, m);
     b.envs.load(env, s);
   }
@@ -480,5 +489,15 @@ struct EnvCopy {
   EnvCopy& operator=(const EnvCopy&) = delete;
   CULE_HD VectorEnv<Cart, Games> operator*() { return VectorEnv<Cart, Games>{{b, env}, m, s}; }
 };
+
+// A console's slot in a block's shared memory: padded to an odd number of
+// 4-byte words, so that the threads of a warp reading the same field of
+// their consoles hit 32 different banks.
+struct MachineSlot {
+  Machine m;
+  uint32_t pad_[(sizeof(Machine) / 4) % 2 == 0 ? 1 : 2];
+};
+static_assert(sizeof(Machine) % 4 == 0 && alignof(Machine) <= 4, "consoles are whole 4-byte words");
+static_assert((sizeof(MachineSlot) / 4) % 2 == 1, "an odd word stride between shared-memory slots");
 
 }  // namespace cule

@@ -45,32 +45,58 @@
 //                own (ALE's reset sequence or a cached start state);
 //   cule_gather  stacks, rewards and flags into the output tensors.
 
+// Launch geometry of the emulating kernels (cule_run, cule_reset): blocks of
+// warps in which only the first `per_warp` lanes work, each on its own
+// environment. A small batch then spreads over every SM, one environment or
+// a few per warp, instead of filling a few SMs with whole warps whose
+// threads diverge anyway; a large one fills whole warps. The rule that picks
+// per_warp is cule.backends.cuda.launch_geometry. Returns this thread's
+// position among the working threads of the launch, or -1 when it idles.
+CULE_HD int work_index(int per_warp) {
+  const unsigned lane = threadIdx.x % 32u;
+  const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+  return lane < (unsigned)per_warp ? (int)(warp * (unsigned)per_warp + lane) : -1;
+}
+
+// The console slot of a working thread: shared memory on the device (the
+// launch gives each block (blockDim / 32) x per_warp MachineSlots of dynamic
+// shared memory), a local on the host.
+#if defined(__CUDA_ARCH__)
+#define CULE_MACHINE_SLOT(name, per_warp)                                                    \
+  extern __shared__ cule::MachineSlot cule_slots[];                                          \
+  cule::Machine& name = cule_slots[(threadIdx.x / 32u) * (unsigned)(per_warp) + threadIdx.x % 32u].m
+#else
+#define CULE_MACHINE_SLOT(name, per_warp) cule::Machine name
+#endif
+
 // The state update (EnvVectorizer::execute_env) of environments
 // ids[0..count): actions are ALE action ids; seeds (or null) apply to forced
 // resets, which run here. Ended episodes go to the batch's reset list (zero
 // its count before the launch).
 CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t count, const int32_t* actions,
-                     const int64_t* seeds, int32_t force_reset) {
-  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= count) return;
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i]};
+                     const int64_t* seeds, int32_t force_reset, int32_t per_warp) {
+  const int i = work_index(per_warp);
+  if (i < 0 || i >= count) return;
+  CULE_MACHINE_SLOT(slot, per_warp);
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i], slot};
   (*env).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
 }
 
 // The render pass over the same environments: those whose step recorded
-// frames draw them and process their screen.
+// frames draw them and process their screen. One per thread, whole warps.
 CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_t count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   cule::EnvFrames{*batch, ids[i]}.render();
 }
 
-// The resets cule_run listed; launched with at least as many threads as
-// cule_run had, since the count stays on the device.
-CULE_KERNEL cule_reset(const cule::BatchView* batch) {
-  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= *batch->reset_count) return;
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, batch->reset_list[i]};
+// The resets cule_run listed, with cule_run's geometry; launched with as
+// many working threads as cule_run had, since the count stays on the device.
+CULE_KERNEL cule_reset(const cule::BatchView* batch, int32_t per_warp) {
+  const int i = work_index(per_warp);
+  if (i < 0 || i >= *batch->reset_count) return;
+  CULE_MACHINE_SLOT(slot, per_warp);
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, batch->reset_list[i], slot};
   (*env).end_episode();
 }
 

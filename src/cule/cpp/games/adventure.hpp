@@ -15,7 +15,7 @@ struct Adventure : GameDefaults {
         env.s.mode_error = 1;
         break;
       }
-      env.press_select(2 + (int)(env.s.rng.next() % 256));
+      env.press_select(2 + (int)(env.rng.next() % 256));
       env.act(kNoop, kPlayerBNoop);  // the game debounces SELECT
     }
     env.soft_reset();

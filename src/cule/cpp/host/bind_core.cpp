@@ -135,6 +135,7 @@ void bind_core(py::module_& m) {
   }, py::arg("lane_bytes"), py::arg("item_bytes"), py::arg("lanes"), py::arg("count"),
      "The inverse of to_lanes: `count` structs, one after another.");
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
+  m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
 
   py::list games, mappers, kernels;

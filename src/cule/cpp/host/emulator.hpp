@@ -61,8 +61,10 @@ class BasicEmulator {
     power_on_template();
     machines_.assign(n_, power_on_);
     envs_.resize(n_);
+    rngs_.resize(n_);
     saved_machines_.resize(n_);
     saved_envs_.resize(n_);
+    saved_rngs_.resize(n_);
     buffers_.assign((size_t)n_ * 2 * frame_bytes(), 0);
     opt_.stack_num = 1;  // no pipeline until configure_vector
   }
@@ -107,6 +109,8 @@ class BasicEmulator {
     raw_.assign((size_t)n_ * 2 * raw_bytes_, 0);
     stacks_.assign((size_t)n_ * stacked_bytes(), 0);
     final_.assign(o.same_step ? (size_t)n_ * stacked_bytes() : 0, 0);
+    scratch_floats_ = (uint32_t)(2 * o.img_width * cn);
+    scratch_.assign((size_t)n_ * scratch_floats_, 0.f);
     stack_index_.assign(n_, 0);
     vstates_.assign(n_, VectorState{});
     results_.assign(n_, EnvResult{});
@@ -131,6 +135,7 @@ class BasicEmulator {
                           (int32_t)cache_machines_.size()};
     b.machines = lanes_of(machines_);
     b.envs = lanes_of(envs_);
+    b.rngs = lanes_of(rngs_);
     b.vstates = vstates_.data();
     b.results = results_.data();
     b.buffers = buffers_.data();
@@ -138,8 +143,11 @@ class BasicEmulator {
     b.stacks = stacks_.data();
     b.stack_index = stack_index_.data();
     b.final_stacks = final_.empty() ? nullptr : final_.data();
+    b.scratch = scratch_.data();
+    b.scratch_floats = scratch_floats_;
     b.saved_machines = lanes_of(saved_machines_);
     b.saved_envs = lanes_of(saved_envs_);
+    b.saved_rngs = lanes_of(saved_rngs_);
     b.lanes = 1;
     b.frame_bytes = frame_bytes();
     b.raw_bytes = raw_bytes_;
@@ -280,6 +288,7 @@ class BasicEmulator {
   void build_start_cache(int64_t seed) {
     const Machine machine0 = machines_[0];
     const EnvState env0 = envs_[0];
+    const Mt19937 rng0 = rngs_[0];
     const std::vector<uint8_t> screens0(buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
     const int k_count = opt_.cache_size;
     cache_machines_.clear();  // the slot's resets below must not use an old cache
@@ -301,6 +310,7 @@ class BasicEmulator {
     }
     machines_[0] = machine0;
     envs_[0] = env0;
+    rngs_[0] = rng0;
     std::copy(screens0.begin(), screens0.end(), buffers_.begin());
     cache_machines_ = std::move(machines);
     cache_envs_ = std::move(envs);
@@ -338,6 +348,7 @@ class BasicEmulator {
     f("cache_frames", b.cache.first_frames, cache_frames_);
     f("machines", b.machines, machines_);
     f("envs", b.envs, envs_);
+    f("rngs", b.rngs, rngs_);
     f("vstates", b.vstates, vstates_);
     f("results", b.results, results_);
     f("buffers", b.buffers, buffers_);
@@ -345,8 +356,10 @@ class BasicEmulator {
     f("stacks", b.stacks, stacks_);
     f("stack_index", b.stack_index, stack_index_);
     f("final_stacks", b.final_stacks, final_);
+    f("scratch", b.scratch, scratch_);
     f("saved_machines", b.saved_machines, saved_machines_);
     f("saved_envs", b.saved_envs, saved_envs_);
+    f("saved_rngs", b.saved_rngs, saved_rngs_);
     f("render_logs", b.logs, logs);
     f("log_frames", b.log_frames, frames);
     f("log_accesses", b.log_accesses, accesses);
@@ -395,8 +408,10 @@ class BasicEmulator {
   std::vector<uint32_t> rng_draws_;
   std::vector<Machine> machines_;
   std::vector<EnvState> envs_;
+  std::vector<Mt19937> rngs_;
   std::vector<Machine> saved_machines_;  // VectorEnv::step's snapshots
   std::vector<EnvState> saved_envs_;
+  std::vector<Mt19937> saved_rngs_;
   std::vector<uint8_t> buffers_;
   std::unique_ptr<ThreadPool> pool_;
   // the vector pipeline (configure_vector)
@@ -405,7 +420,8 @@ class BasicEmulator {
   uint8_t palette_gray_[256] = {};
   std::vector<AreaTap> taps_;
   ResizePlan plan_{};
-  uint32_t raw_bytes_ = 0, obs_bytes_ = 0;
+  uint32_t raw_bytes_ = 0, obs_bytes_ = 0, scratch_floats_ = 0;
+  std::vector<float> scratch_;
   std::vector<uint8_t> raw_, stacks_, final_;
   std::vector<int32_t> stack_index_;
   std::vector<VectorState> vstates_;

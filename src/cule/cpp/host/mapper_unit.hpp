@@ -9,7 +9,14 @@ namespace cule {
 
 template <class Cart, class GameSet>
 struct MapperUnit {
-  using Env = EnvCopy<Cart, GameSet>;
+  // The environment's console checked out into a local, the host's slot
+  // (a base, so that it exists before EnvCopy loads it).
+  struct LocalSlot {
+    Machine local;
+  };
+  struct Env : LocalSlot, EnvCopy<Cart, GameSet> {
+    Env(const BatchView& b, int env) : LocalSlot{}, EnvCopy<Cart, GameSet>(b, env, this->local) {}
+  };
 
   static bool power_on(Machine& machine, RomView& rom, const RomSettings& settings, const Controls& idle) {
     const TiaConfig ntsc{settings.ystart, settings.height, 290, 0, (uint8_t)settings.hmove_blanks};

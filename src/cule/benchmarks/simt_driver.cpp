@@ -1,0 +1,207 @@
+// The SIMT model behind `python -m cule.benchmarks.simt`: how many of a warp's
+// 32 threads would share each emulated instruction's path on a GPU.
+//
+// Built by the benchmark for one game (its mapper and unit as -D options) with
+// the core's trace hooks defined. It runs a warp's 32 environments through
+// the vector env's steps, one environment at a time, and records for every
+// emulated instruction its path: the opcode and the bus targets its accesses
+// took (cartridge, RAM, TIA, RIOT). It then replays the 32 instruction
+// streams of each step in lockstep under three grouping rules and reports
+// the mean number of threads active per issued warp instruction, over 32:
+//   step:  lanes advance together from the start of the step (no regrouping);
+//   frame: lanes regroup at every frame's start (what the kernel's frame loop
+//          does: a loop's exit reconverges a warp);
+//   wsync: lanes also regroup at every WSYNC write (a frame loop cut into one
+//          loop per scanline segment would do this).
+// At each lockstep position the active lanes with equal paths run as one
+// warp instruction; lanes with other paths run after them.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace simt {
+
+enum : uint16_t { kCart = 1 << 8, kRam = 1 << 9, kTia = 1 << 10, kRiot = 1 << 11 };
+constexpr uint16_t kWsync = 0xFFFF;  // a segment boundary inside a frame's stream
+constexpr uint16_t kFrame = 0xFFFE;  // a frame boundary
+
+std::vector<uint16_t>* stream = nullptr;  // the running environment's stream, or null
+uint16_t pending = 0;                     // the instruction being executed
+bool first_access = true, wsync = false;
+
+void access(uint16_t address, uint8_t value, bool is_write) {
+  if (!stream) return;
+  if (first_access) pending = value;  // the opcode fetch
+  first_access = false;
+  if (address & 0x1000) pending |= kCart;
+  else if ((address & 0x0280) == 0x0080) pending |= kRam;
+  else if (address & 0x0080) pending |= kRiot;
+  else {
+    pending |= kTia;
+    if (is_write && (address & 0x3F) == 0x02) wsync = true;
+  }
+}
+void instruction() {
+  if (!stream) return;
+  stream->push_back(pending);
+  if (wsync) stream->push_back(kWsync);
+  pending = 0;
+  first_access = true;
+  wsync = false;
+}
+void frame() {
+  if (stream) stream->push_back(kFrame);
+}
+
+}  // namespace simt
+
+#define CULE_TRACE_ACCESS(bus, address, value, is_write) simt::access((address), (value), (is_write))
+#define CULE_TRACE_INSTRUCTION() simt::instruction()
+#define CULE_TRACE_FRAME() simt::frame()
+
+#include "games/registry.hpp"
+#include "host/emulator.hpp"
+#include "host/mapper_unit.hpp"
+
+using namespace cule;
+
+namespace {
+
+// Lockstep replay: at each position, the active lanes and their distinct
+// paths (a path is 12 bits: the opcode and four bus-target bits).
+struct Tally {
+  double active = 0, issued = 0;
+  uint32_t stamp[1 << 12] = {};
+  uint32_t now = 0;
+  void lockstep(const std::vector<std::vector<uint16_t>>& segments) {
+    size_t longest = 0;
+    for (const auto& s : segments) longest = s.size() > longest ? s.size() : longest;
+    for (size_t k = 0; k < longest; ++k) {
+      ++now;
+      for (const auto& s : segments)
+        if (k < s.size()) {
+          ++active;
+          uint32_t& seen = stamp[s[k] & 0xFFF];
+          if (seen != now) {
+            seen = now;
+            ++issued;
+          }
+        }
+    }
+  }
+  double fraction() const { return issued ? active / issued / 32.0 : 0.0; }
+};
+
+// Splits each lane's stream at the markers `cut` accepts, and replays the
+// pieces with equal index together.
+template <class Cut>
+void replay(const std::vector<std::vector<uint16_t>>& streams, Cut cut, Tally& tally) {
+  std::vector<std::vector<std::vector<uint16_t>>> pieces(streams.size());
+  size_t most = 0;
+  for (size_t lane = 0; lane < streams.size(); ++lane) {
+    pieces[lane].emplace_back();
+    for (uint16_t x : streams[lane]) {
+      if (x == simt::kWsync || x == simt::kFrame) {
+        if (cut(x) && !pieces[lane].back().empty()) pieces[lane].emplace_back();
+        continue;
+      }
+      pieces[lane].back().push_back(x);
+    }
+    most = pieces[lane].size() > most ? pieces[lane].size() : most;
+  }
+  for (size_t j = 0; j < most; ++j) {
+    std::vector<std::vector<uint16_t>> column;
+    for (const auto& p : pieces)
+      if (j < p.size()) column.push_back(p[j]);
+    tally.lockstep(column);
+  }
+}
+
+std::vector<int> ints(std::istringstream& in) {
+  std::vector<int> v;
+  for (int x; in >> x;) v.push_back(x);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CONFIG (written by python -m cule.benchmarks.simt)\n", argv[0]);
+    return 2;
+  }
+  std::ifstream config(argv[1]);
+  std::map<std::string, std::string> kv;
+  for (std::string line; std::getline(config, line);) {
+    const size_t space = line.find(' ');
+    if (space != std::string::npos) kv[line.substr(0, space)] = line.substr(space + 1);
+  }
+  auto num = [&](const char* key) { return std::stoll(kv.at(key)); };
+  std::ifstream rom(kv.at("rom"), std::ios::binary);
+  std::vector<uint8_t> image((std::istreambuf_iterator<char>(rom)), std::istreambuf_iterator<char>());
+
+  RomSettings settings;
+  settings.cart = CULE_SIMT_CART_TYPE;
+  settings.ystart = (uint16_t)num("ystart");
+  settings.height = (uint16_t)num("height");
+  settings.hmove_blanks = num("hmove_blanks") != 0;
+  settings.detect_format = kv.at("format") == "AUTO-DETECT";
+  settings.fixed_pal = kv.at("format") == "PAL";
+  settings.initial_switches = (uint8_t)num("initial_switches");
+  settings.controllers = ControllerSetup{(uint8_t)num("left_paddles"), (uint8_t)num("right_paddles"),
+                                         (uint8_t)num("swap_ports"), (uint8_t)num("swap_paddles"), 0, 0};
+  const int envs = (int)num("envs"), steps = (int)num("steps");
+  BasicEmulator<OneGame<games::CULE_SIMT_GAME>> emu(image, settings, 0, envs, 0.25f, 0);
+
+  std::istringstream gray_in(kv.at("palette_gray")), rgb_in(kv.at("palette_rgb")), actions_in(kv.at("actions"));
+  std::vector<uint8_t> gray, rgb;
+  for (int x : ints(gray_in)) gray.push_back((uint8_t)x);
+  for (int x : ints(rgb_in)) rgb.push_back((uint8_t)x);
+  const std::vector<int> actions = ints(actions_in);
+  VectorOptions o;  // ale-py's defaults
+  o.has_fire = 0;
+  for (int a : actions) o.has_fire |= a == kFire;
+  o.default_mode = o.mode = (int32_t)num("mode");
+  emu.configure_vector(o, rgb.data(), gray.data());
+
+  std::vector<int32_t> ids(envs);
+  std::vector<int64_t> seeds(envs);
+  for (int i = 0; i < envs; ++i) ids[i] = i, seeds[i] = (int64_t)num("seed") + i;
+  emu.vector_run(ids.data(), envs, nullptr, seeds.data(), true, 1);
+
+  std::mt19937 rng((uint32_t)num("seed"));
+  Tally by_step, by_frame, by_wsync;
+  long frames = 0, instructions = 0, skipped = 0;
+  for (int t = 0; t < steps; ++t) {
+    std::vector<std::vector<uint16_t>> streams;
+    for (int i = 0; i < envs; ++i) {
+      std::vector<uint16_t> s;
+      simt::stream = &s;
+      const int32_t action = actions[rng() % actions.size()];
+      emu.vector_run(&ids[i], 1, &action, nullptr, false, 1);
+      simt::stream = nullptr;
+      long f = 0;
+      for (uint16_t x : s) f += x == simt::kFrame;
+      // An episode's reset runs in cule_reset on the device, apart from the steps.
+      if (f > o.frameskip) {
+        ++skipped;
+        continue;
+      }
+      frames += f;
+      for (uint16_t x : s) instructions += x < simt::kFrame;
+      streams.push_back(std::move(s));
+    }
+    replay(streams, [](uint16_t) { return false; }, by_step);
+    replay(streams, [](uint16_t x) { return x == simt::kFrame; }, by_frame);
+    replay(streams, [](uint16_t) { return true; }, by_wsync);
+  }
+  std::printf("{\"envs\": %d, \"steps\": %d, \"frames\": %ld, \"instructions\": %ld, \"reset_steps_left_out\": %ld, "
+              "\"step\": %.4f, \"frame\": %.4f, \"wsync\": %.4f}\n",
+              envs, steps, frames, instructions, skipped, by_step.fraction(), by_frame.fraction(),
+              by_wsync.fraction());
+  return 0;
+}

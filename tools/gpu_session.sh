@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Everything a GPU session measures, in one command: builds cule on the GPU
+# machine, runs the GPU tests, the scaling benchmark with ale-py's vector env
+# on the same machine's CPU cores, and an Nsight Compute profile of
+# cule_run, and writes every figure and log into one folder.
+#
+#   bash tools/gpu_session.sh [FOLDER]      # default: $OUT, else runs/gpu_session
+#
+# On this project's lent GPU machines (no internet; torch, CuPy, nvcc, ncu,
+# scikit-build-core and pybind11 installed), ale-py and gymnasium travel as
+# wheels in .whl/ (docs/cuda.md, "Running on a GPU"). GAMES and ENVS override
+# the benchmark's games and environment counts; TEST_GAMES the tested games.
+set -uo pipefail
+DIR=${1:-${OUT:-runs/gpu_session}}
+GAMES=${GAMES:-pong breakout ms_pacman space_invaders}
+ENVS=${ENVS:-1024 4096 16384 65536}
+TEST_GAMES=${TEST_GAMES:-pong,breakout,ms_pacman,space_invaders,pitfall,video_pinball}
+mkdir -p "$DIR"
+exec > >(tee "$DIR/session.log") 2>&1
+export PYTHONUNBUFFERED=1
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+nproc
+if ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+step "build"
+python3 -m pip install -q --no-build-isolation --no-deps -e . || { echo "build failed"; exit 1; }
+python3 -c "import cule, torch; print('cule', cule.__version__, 'torch', torch.__version__, torch.cuda.get_device_name())"
+
+step "kernels into CuPy's cache"
+python3 -m cule.kernels --precompile $GAMES ${TEST_GAMES//,/ } --jobs "$(nproc)"
+
+step "GPU tests ($TEST_GAMES)"
+CULE_GPU_GAMES=$TEST_GAMES python3 -m pytest -q -p no:cacheprovider tests/test_cuda_gpu.py 2>&1 | tee "$DIR/test_cuda_gpu.log"
+
+step "scaling ($GAMES; $ENVS envs) against ale-py on $(nproc) CPU threads"
+python3 -m cule.benchmarks.gpu_scale --games $GAMES --envs $ENVS --output-dir "$DIR"
+
+step "Nsight Compute: cule_run, pong, 4096 envs"
+ncu --kernel-name cule_run --launch-skip 6 --launch-count 1 --section LaunchStats --section Occupancy \
+    --section WarpStateStats --section SchedulerStats \
+    --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__warps_active.avg.pct_of_peak_sustained_active \
+    python3 -m cule.benchmarks.gpu_scale --games pong --envs 4096 --warmup 2 --steps 2 --ale-envs 0 \
+      --output-dir /tmp/ncu_run > "$DIR/ncu_cule_run.txt" 2>&1
+tail -80 "$DIR/ncu_cule_run.txt"
+step "done"
+ls -la "$DIR"
