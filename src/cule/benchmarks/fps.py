@@ -5,7 +5,8 @@ preprocessing (84x84 grey, 4-frame stack, frameskip 4, max-pool, up to 30
 no-ops, FIRE reset, reward clipping) and random actions:
 
   vector: cule.AtariVectorEnv vs ale_py.vector.AtariVectorEnv, same games,
-          same number of environments and threads (default 2);
+          same numbers of environments (default 16 and 64; --scale adds 256
+          and 1,024) and threads (default: all cores);
   single: one cule thread stepping envs vs one ale_py.ALEInterface with
           frame_skip 4 in a Python loop (a frame count both emulate).
 
@@ -13,7 +14,8 @@ Figures are emulated frames per second (steps x frameskip x envs). Runs are
 interleaved and repeated (median reported) because a shared machine's speed
 drifts; ratios, not absolute numbers, are what to compare across machines.
 
-    python -m cule.benchmarks.fps                     # quick: 4 games, ~2 min; runs/fps/fps.json and fps.png
+    python -m cule.benchmarks.fps                     # 5 games, 16 and 64 envs; runs/fps/fps.json and fps.png
+    python -m cule.benchmarks.fps --scale --games pong  # also 256 and 1,024 envs
     python -m cule.benchmarks.fps --games pong --envs 8 32 --repeats 5
     python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
 """
@@ -35,7 +37,13 @@ import numpy as np
 
 from cule.benchmarks import add_output_dir
 
-GAMES = ["pong", "breakout", "ms_pacman", "space_invaders"]
+GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
+SCALE_ENVS = [256, 1024]
+
+
+def steps_for(n: int, steps: int) -> int:
+    """Vector steps timed at n environments: `steps` at 16, fewer for larger batches (same frames)."""
+    return max(10, round(steps * 16 / max(n, 16)))
 
 
 def _vector_fps(make, n: int, steps: int, convert) -> float:
@@ -106,9 +114,12 @@ def profile(game: str, envs: int, steps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=GAMES, help="ALE game ids to measure")
-    parser.add_argument("--envs", nargs="+", type=int, default=[8], help="numbers of environments (vector rows)")
-    parser.add_argument("--steps", type=int, default=300, help="vector steps timed per measurement")
-    parser.add_argument("--threads", type=int, default=2, help="worker threads for both vector envs")
+    parser.add_argument("--envs", nargs="+", type=int, default=[16, 64], help="numbers of environments (vector rows)")
+    parser.add_argument("--scale", action="store_true", help=f"also measure {SCALE_ENVS} environments")
+    parser.add_argument("--steps", type=int, default=200,
+                        help="vector steps timed per measurement at 16 envs (larger batches: as many frames)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="worker threads for both vector envs (default: all cores)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions; the median is reported")
     add_output_dir(parser, "fps")
     parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
@@ -123,14 +134,16 @@ def main() -> None:
         profile(args.profile, args.envs[0], args.steps * 4)
         return
 
+    if args.scale:
+        args.envs = sorted(set(args.envs) | set(SCALE_ENVS))
     rows = []
     print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} {'ratio':>6s}", flush=True)
     for game in args.games:
         for n in args.envs:
             ours, theirs = [], []
             for _ in range(args.repeats):
-                ours.append(cule_vector(game, n, args.steps, args.threads))
-                theirs.append(ale_vector(game, n, args.steps, args.threads))
+                ours.append(cule_vector(game, n, steps_for(n, args.steps), args.threads))
+                theirs.append(ale_vector(game, n, steps_for(n, args.steps), args.threads))
             rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, cule_fps=statistics.median(ours),
                              ale_fps=statistics.median(theirs)))
         ours, theirs = [], []
@@ -145,8 +158,8 @@ def main() -> None:
                   f"{r['ratio']:6.2f}", flush=True)
     for kind, target in (("vector", 2.0), ("single", 1.5)):
         ratios = [r["ratio"] for r in rows if r["kind"] == kind]
-        print(f"{kind}: geometric mean ratio cule/ale-py {float(np.exp(np.mean(np.log(ratios)))):.2f} "
-              f"(target {target})")
+        print(f"{kind}: ratio cule/ale-py median {statistics.median(ratios):.2f}, geometric mean "
+              f"{float(np.exp(np.mean(np.log(ratios)))):.2f} (target {target})")
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
                 steps=args.steps, repeats=args.repeats, date=time.strftime("%Y-%m-%d"))

@@ -124,7 +124,7 @@ def callgrind(code: str, game: str, steps: int, out: Path) -> int:
 
 def per_file_costs(out: Path) -> dict[str, int]:
     """Exclusive instructions by 'file:function' (callgrind_annotate's grouping)."""
-    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out)],
+    text = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=no", "--threshold=100", str(out)],
                           capture_output=True, text=True, check=True).stdout
     costs = {}
     for line in text.splitlines():

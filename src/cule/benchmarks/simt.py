@@ -44,6 +44,10 @@ DRIVER = Path(__file__).resolve().parent / "simt_driver.cpp"
 CXX = os.environ.get("CXX", "g++")
 
 
+# The per-game drivers, kept between runs (their names carry a digest of the sources).
+BUILD_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "cule" / "simt"
+
+
 def build(game: str, cart: str, cache: Path) -> Path:
     """The driver for one game, compiled once per source version (kept in `cache`)."""
     flags = ["-std=c++17", "-O2", f"-I{CORE_HEADERS}", f"-DCULE_SIMT_CART_TYPE=cule::CartType::k{cart}",
@@ -102,7 +106,7 @@ def main() -> None:
     rows = []
     for game in args.games:
         t0 = time.perf_counter()
-        rows.append(measure(game, args.envs, args.steps, args.seed, out / "build"))
+        rows.append(measure(game, args.envs, args.steps, args.seed, BUILD_CACHE))
         r = rows[-1]
         print(f"{game:16s} active lanes: step {r['step']:.3f}  frame {r['frame']:.3f}  wsync {r['wsync']:.3f}  "
               f"({r['instructions']:,} instructions, {time.perf_counter() - t0:.0f} s)", flush=True)

@@ -56,12 +56,16 @@ CULE_HD float add_rn(float a, float b) {
   return a + b;
 #endif
 }
-// saturate_cast<uchar>(float): cvRound (half to even), then clamp.
+// saturate_cast<uchar>(float): cvRound (half to even), then clamp. On the
+// host, adding and removing 1.5 * 2^23 rounds half to even in the default
+// rounding mode for |v| < 2^22 (sums of bytes are far inside), without
+// nearbyint's library call, and lets the loops around it vectorise.
 CULE_HD uint8_t saturate_u8(float v) {
 #if defined(__CUDA_ARCH__)
   const int r = __float2int_rn(v);
 #else
-  const int r = (int)std::nearbyint(v);
+  constexpr float kRound = 12582912.f;
+  const int r = (int)((v + kRound) - kRound);
 #endif
   return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
 }
@@ -143,9 +147,13 @@ CULE_HD void resize_fast(const ResizePlan& p, const uint8_t* src, uint8_t* dst) 
 }
 
 CULE_HD bool same_row(const uint8_t* a, const uint8_t* b, int bytes) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
   for (int i = 0; i < bytes; ++i)
     if (a[i] != b[i]) return false;
   return true;
+#else
+  return __builtin_memcmp(a, b, (size_t)bytes) == 0;
+#endif
 }
 
 // ResizeArea_Invoker for destination rows [row_begin, row_end): `scratch`
@@ -199,8 +207,9 @@ CULE_PHASE void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, fl
 }
 
 // getScreenGrayscale / getScreenRGB of palette indices.
-CULE_HD void apply_palette(const uint8_t* indices, int pixels, bool grayscale, const uint8_t* gray, const uint8_t* rgb,
-                           uint8_t* out) {
+CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, bool grayscale,
+                           const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
+                           uint8_t* __restrict__ out) {
   if (grayscale) {
     for (int i = 0; i < pixels; ++i) out[i] = gray[indices[i]];
   } else {
@@ -213,9 +222,21 @@ CULE_HD void apply_palette(const uint8_t* indices, int pixels, bool grayscale, c
   }
 }
 
-// apply_palette into `out`, then maxpool_frames with `before`, in one pass.
-CULE_HD void apply_palette_max(const uint8_t* indices, int pixels, bool grayscale, const uint8_t* gray,
-                               const uint8_t* rgb, const uint8_t* before, uint8_t* out) {
+// maxpool_frames: dst = max(dst, src), in place (ale-py keeps the result as
+// its newest raw frame, which a step that captures nothing reuses).
+CULE_HD void max_in_place(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src, int bytes) {
+  for (int i = 0; i < bytes; ++i) dst[i] = dst[i] > src[i] ? dst[i] : src[i];
+}
+
+// apply_palette into `out`, then maxpool_frames with `before`: one pass on
+// a device thread; on the host two, as the max then runs 16 bytes at a time.
+CULE_HD void apply_palette_max(const uint8_t* __restrict__ indices, int pixels, bool grayscale,
+                               const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
+                               const uint8_t* __restrict__ before, uint8_t* __restrict__ out) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  apply_palette(indices, pixels, grayscale, gray, rgb, out);
+  max_in_place(out, before, grayscale ? pixels : 3 * pixels);
+#else
   if (grayscale) {
     for (int i = 0; i < pixels; ++i) {
       const uint8_t v = gray[indices[i]];
@@ -227,13 +248,9 @@ CULE_HD void apply_palette_max(const uint8_t* indices, int pixels, bool grayscal
       for (int j = 0; j < 3; ++j) out[3 * i + j] = c[j] > before[3 * i + j] ? c[j] : before[3 * i + j];
     }
   }
+#endif
 }
 
-// maxpool_frames: dst = max(dst, src), in place (ale-py keeps the result as
-// its newest raw frame, which a step that captures nothing reuses).
-CULE_HD void max_in_place(uint8_t* dst, const uint8_t* src, int bytes) {
-  for (int i = 0; i < bytes; ++i) dst[i] = dst[i] > src[i] ? dst[i] : src[i];
-}
 
 }  // namespace preprocess
 }  // namespace cule

@@ -164,6 +164,16 @@ CULE_HD bool any_bits(const LineBits& a, const LineBits& b, const LineBits& c) {
   return ((a.w[0] & b.w[0] & c.w[0]) | (a.w[1] & b.w[1] & c.w[1]) | (a.w[2] & b.w[2] & c.w[2])) != 0;
 }
 
+// The pixels where two or more of six objects' words are set.
+CULE_HD uint64_t shared_pixels(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f) {
+  uint64_t ones = a, twos = 0;
+  twos |= ones & b, ones |= b;
+  twos |= ones & c, ones |= c;
+  twos |= ones & d, ones |= d;
+  twos |= ones & e, ones |= e;
+  return twos | (ones & f);
+}
+
 // Copy offsets of the NUSIZ modes (4.2); modes 5 and 7 are one wide copy.
 CULE_HD uint8_t copy_offsets(int mode) {  // bit 0: +0, bit 1: +16, bit 2: +32, bit 3: +64
   const uint8_t table[8] = {0x1, 0x3, 0x5, 0x7, 0x9, 0x1, 0xD, 0x1};
@@ -339,7 +349,12 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   const LineBits m0 = (objects & kM0Bit) ? missile_bits(t.mask_m0) : none;
   const LineBits m1 = (objects & kM1Bit) ? missile_bits(t.mask_m1) : none;
   const LineBits piece = span_bits(x, count);
-  if (may_collide) {
+  // Most pieces have no pixel where objects meet; then no pair needs a test.
+  uint64_t meet = 0;
+  if (may_collide)
+    for (int i = 0; i < 3; ++i)
+      meet |= shared_pixels(pf.w[i], bl.w[i], p0.w[i], p1.w[i], m0.w[i], m1.w[i]) & piece.w[i];
+  if (meet) {
     const LineBits* a[15] = {&m0, &m0, &m1, &m1, &p0, &p0, &p1, &p1, &m0, &m0, &m1, &m1, &bl, &p0, &m0};
     const LineBits* b[15] = {&p1, &p0, &p0, &p1, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &p1, &m1};
     for (int i = 0; i < 15; ++i)

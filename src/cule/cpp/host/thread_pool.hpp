@@ -1,6 +1,7 @@
 // The CPU backend's worker threads.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -13,7 +14,9 @@ namespace cule {
 
 // A fixed set of worker threads that run one job over task indices 0..n-1;
 // the calling thread works too. Threads are created once: starting threads
-// per step costs more than a frame of emulation.
+// per step costs more than a frame of emulation. Tasks are handed out in
+// runs of neighbours (about four per thread), so threads write apart in
+// memory and claim work a few times per step, not once per environment.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -39,6 +42,7 @@ class ThreadPool {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       tasks_ = tasks;
+      chunk_ = std::max(1, tasks / (4 * size()));
       next_ = 0;
       busy_ = (int)workers_.size();
       ++generation_;
@@ -52,7 +56,8 @@ class ThreadPool {
 
  private:
   void drain() {
-    for (int i = next_++; i < tasks_; i = next_++) (*job_)(i);
+    for (int begin = chunk_ * next_++; begin < tasks_; begin = chunk_ * next_++)
+      for (int i = begin, end = std::min(tasks_, begin + chunk_); i < end; ++i) (*job_)(i);
   }
   void work() {
     uint64_t seen = 0;
@@ -76,7 +81,7 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;
   std::atomic<int> next_{0};
-  int tasks_ = 0, busy_ = 0;
+  int tasks_ = 0, chunk_ = 1, busy_ = 0;
   uint64_t generation_ = 0;
   bool stopping_ = false;
 };
