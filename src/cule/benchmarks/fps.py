@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cule.benchmarks import add_output_dir
+from cule.benchmarks import add_output_dir, pyplot
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 SCALE_ENVS = [256, 1024]
@@ -170,13 +170,9 @@ def main() -> None:
 
 
 def plot(rows: list[dict], path: str, parser: argparse.ArgumentParser) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        print("no plot: pip install matplotlib (the JSON figures were written)")
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4.5))
     labels = [f"{r['game']} {r['kind']} {r['envs']}x{r['threads']}t" for r in rows]

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 import cule
-from cule.benchmarks import add_output_dir
+from cule.benchmarks import add_output_dir, pyplot
 
 
 def measure(game: str, n: int, warmup: int, steps: int) -> dict:
@@ -98,13 +98,9 @@ def main() -> None:
 
 def plot(rows: list[dict], path: Path) -> None:
     """frames/s against environments per game, with ale-py's CPU figure as a line."""
-    try:
-        import matplotlib
-    except ImportError:
-        print("no plot: pip install matplotlib")
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for game in dict.fromkeys(r["game"] for r in rows):
