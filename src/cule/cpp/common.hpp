@@ -34,14 +34,18 @@ typedef long long int64_t;
 // compiler's choice) on the host.
 #define CULE_PHASE __host__ __device__ __noinline__
 #define CULE_IO __host__ __device__ __forceinline__
+#define CULE_REGISTER_ACCESS __host__ __device__ __noinline__
+#define CULE_LAMBDA_INLINE
 #else
 #define CULE_HD inline
 // Sanitizer builds (tests/fuzz) define CULE_NO_FORCE_INLINE: forced inlining
 // of instrumented code makes them compile for many minutes.
 #ifdef CULE_NO_FORCE_INLINE
 #define CULE_FORCE_INLINE inline
+#define CULE_LAMBDA_INLINE
 #else
 #define CULE_FORCE_INLINE inline __attribute__((always_inline))
+#define CULE_LAMBDA_INLINE __attribute__((always_inline))  // a lambda called from many cases
 #endif
 // The bus accesses sit inside every instruction: g++ must inline them.
 #define CULE_HOT CULE_FORCE_INLINE
@@ -58,6 +62,9 @@ typedef long long int64_t;
 #else
 #define CULE_IO inline __attribute__((noinline))
 #endif
+// A chip's register access (tia::poke): one out-of-line copy on the device;
+// on the host inlined into the bus's out-of-line I/O path, one call per access.
+#define CULE_REGISTER_ACCESS CULE_FORCE_INLINE
 #endif
 
 namespace cule {

@@ -79,11 +79,13 @@ CULE_HD uint8_t read_switches(Machine& m) {
 enum : uint8_t {
   kHaltFrame = 1,  // the TIA ended the frame (VSYNC, or the scanline cap)
   kHaltLine = 2,   // a WSYNC write: the end of the CPU's work on a scanline
+  kHaltJam = 4,    // a JAM opcode: the CPU is dead until the next reset
 };
 
 // What a write to the TIA or the RIOT means for the CPU.
 struct IoWrite {
   uint32_t stall_cycles;  // WSYNC
+  int32_t due;            // the TIA picture's catch-up target (tia::poke)
   uint8_t halt;           // kHalt* bits
 };
 
@@ -92,30 +94,31 @@ struct IoWrite {
 // switch that inlines every other access stays small and its registers
 // never have their address taken.
 CULE_IO uint8_t io_peek(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint32_t cycles,
-                        uint8_t data_bus) {
+                        uint8_t data_bus, int32_t due) {
   if (address & 0x0080) {
     // Switches::read() runs only for SWCHB reads: it updates its byte.
     riot::Ports ports{m.controls.swcha, (address & 0x07) == 2 ? read_switches(m) : (uint8_t)0};
     return riot::peek(m.riot, address, cycles, ports);
   }
   if (recorder) recorder->read(cycles);
-  return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia);
+  return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia, due);
 }
 CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
-                        uint32_t cycles, bool after_read) {
+                        uint32_t cycles, bool after_read, int32_t due) {
   if (address & 0x0080) {
     riot::poke(m.riot, address, v, cycles);
-    return IoWrite{0, 0};
+    return IoWrite{0, due, 0};
   }
   if (recorder) recorder->write(cycles, address, v, after_read);
-  const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read);
-  return IoWrite{r.stall_cycles, (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == 0x02 ? kHaltLine : 0))};
+  const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read, due);
+  return IoWrite{r.stall_cycles, r.due,
+                 (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == 0x02 ? kHaltLine : 0))};
 }
 
 // The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the
 // cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
-// The clock, the data-bus latch, the last access's kind and the halt bits
-// belong to the bus while an instruction loop runs (write_back() returns
+// The clock, the data-bus latch, the picture's catch-up target and the halt
+// bits belong to the bus while an instruction loop runs (write_back() returns
 // them): a local whose address is never taken, they stay in registers,
 // where in the machine every byte stored to RAM could alias them.
 template <class Cart>
@@ -126,18 +129,17 @@ struct ConsoleBus {
   uint8_t* frame;           // the TIA's current frame buffer, or null to skip pixels
   FrameRecorder* recorder;  // records the TIA accesses for a later render, or null
   uint32_t cycles;
+  int32_t due;  // the TIA picture's catch-up target: accesses that changed nothing drawn owe it (tia::poke)
   uint8_t data_bus;
-  uint8_t last_read;  // the last access was a read: WSYNC halts the CPU only after one
-  uint8_t halt;       // kHalt* bits set by the instruction
+  uint8_t halt;  // kHalt* bits set by the instruction
 
   CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, FrameRecorder* rec = nullptr)
       : m(machine), rom(r), image(r.image), frame(f), recorder(rec), cycles(machine.cycles),
-        data_bus(machine.data_bus), last_read(machine.cpu.last_access_was_read), halt(0) {}
-  CULE_HD void write_back(Cpu6507& cpu) {
+        due(machine.tia.last_update_clock), data_bus(machine.data_bus), halt(0) {}
+  CULE_HD void write_back() {
     m.cycles = cycles;
     m.data_bus = data_bus;
     m.stop = (halt & kHaltFrame) ? 1 : 0;
-    cpu.last_access_was_read = last_read;
   }
 
   CULE_HOT uint8_t peek(uint16_t address) {
@@ -147,34 +149,35 @@ struct ConsoleBus {
     } else if ((address & 0x0280) == 0x0080) {
       v = m.riot.ram[address & 0x7F];
     } else {
-      v = io_peek(m, frame, recorder, address, cycles, data_bus);
+      v = io_peek(m, frame, recorder, address, cycles, data_bus, due);
+      if (!(address & 0x0080)) due = tia::later(due, (int32_t)(cycles * 3));
     }
     data_bus = v;
-    last_read = 1;
 #ifdef CULE_TRACE_ACCESS  // debugging builds only: CULE_TRACE_ACCESS(bus, address, value, is_write)
     CULE_TRACE_ACCESS(*this, address, v, false);
 #endif
     return v;
   }
 
-  CULE_HOT void poke(uint16_t address, uint8_t v) {
+  CULE_HOT void poke(uint16_t address, uint8_t v, bool after_read) {
     if (address & 0x1000) {
       Cart::poke(m.cart, image, address, v, cycles);
     } else if ((address & 0x0280) == 0x0080) {
       m.riot.ram[address & 0x7F] = v;
     } else {
-      const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, last_read != 0);
+      const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
       cycles += w.stall_cycles;
+      due = w.due;
       halt |= w.halt;
     }
     data_bus = v;
-    last_read = 0;
 #ifdef CULE_TRACE_ACCESS
     CULE_TRACE_ACCESS(*this, address, v, true);
 #endif
   }
 
   CULE_HOT void tick(uint32_t n) { cycles += n; }
+  CULE_HOT void jam() { halt |= kHaltJam; }
 };
 
 namespace console {
@@ -237,7 +240,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   CULE_TRACE_FRAME();
 #endif
   uint32_t n = 0;
-  while (n < kFrameInstructionBudget && !(bus.halt & kHaltFrame) && !regs.jammed) {
+  while (n < kFrameInstructionBudget && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
     // One scanline's instructions, up to a WSYNC write. The threads of a GPU
     // warp leave this inner loop together, so the warp regroups at every
     // scanline instead of drifting apart for the whole frame
@@ -249,10 +252,11 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #ifdef CULE_TRACE_INSTRUCTION
       CULE_TRACE_INSTRUCTION();
 #endif
-    } while (n < kFrameInstructionBudget && !bus.halt && !regs.jammed);
+    } while (n < kFrameInstructionBudget && !bus.halt);
   }
-  bus.write_back(regs);
+  bus.write_back();
   m.cpu = regs;
+  tia::settle(m.tia, bus.frame, bus.due);
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
   const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;
   if (grey) tia::grey_out(m.tia, bus.frame, m.cycles);

@@ -12,8 +12,14 @@
 //  - the 12 JAM opcodes stop the CPU until the next reset.
 //
 // The bus is a template parameter with three members:
-//   uint8_t peek(uint16_t address);  void poke(uint16_t address, uint8_t v);
+//   uint8_t peek(uint16_t address);
+//   void poke(uint16_t address, uint8_t v, bool after_read);
 //   void tick(uint32_t cpu_cycles);   // advances the system clock
+//   void jam();                       // a JAM opcode stopped the CPU
+// after_read: the instruction's previous access was a read (WSYNC halts only
+// then). Every instruction starts with a read, and only the second and third
+// stack pushes of JSR and BRK follow a write, so the CPU knows it statically
+// and nobody tracks the kind of the last access.
 // Addresses are passed unmasked (16 bits): the FE mapper looks at A13. The
 // bus also keeps what its accesses imply (the kind of the last one, which
 // WSYNC looks at), so the registers' address is never taken: everything
@@ -33,9 +39,8 @@ enum : uint8_t { C = 0x01, Z = 0x02, I = 0x04, D = 0x08, B = 0x10, U = 0x20, V =
 struct Cpu6507 {
   uint16_t pc;
   uint8_t a, x, y, sp;
-  uint8_t p;                     // NV11DIZC: bits 4 and 5 always set
-  uint8_t last_access_was_read;  // WSYNC halts only after a read (TIA_FACTS)
-  uint8_t jammed;                // a JAM opcode ran; only reset clears it
+  uint8_t p;       // NV11DIZC: bits 4 and 5 always set
+  uint8_t jammed;  // a JAM opcode ran; only reset clears it
 };
 
 namespace cpu {
@@ -60,7 +65,6 @@ CULE_HD void reset(Cpu6507& c, Bus& bus) {
   c.sp = 0xFF;
   c.p = flag::U | flag::B;
   c.jammed = 0;
-  c.last_access_was_read = 0;
   uint16_t lo = bus.peek(0xFFFC);
   uint16_t hi = bus.peek(0xFFFD);
   c.pc = (uint16_t)(lo | (hi << 8));
@@ -72,8 +76,8 @@ CULE_HOT uint8_t read(Cpu6507&, Bus& bus, uint16_t address) {
 }
 
 template <class Bus>
-CULE_HOT void write(Cpu6507&, Bus& bus, uint16_t address, uint8_t v) {
-  bus.poke(address, v);
+CULE_HOT void write(Cpu6507&, Bus& bus, uint16_t address, uint8_t v, bool after_read = true) {
+  bus.poke(address, v, after_read);
 }
 
 template <class Bus>
@@ -129,8 +133,24 @@ CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
 
 CULE_OP void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
 CULE_OP bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+// N and Z of every byte: on the host one load replaces the five operations
+// computing them, in the flag update most instructions end with.
+struct NzFlags {
+  uint8_t of[256];
+  constexpr NzFlags() : of() {
+    for (int v = 0; v < 256; ++v) of[v] = (uint8_t)((v & flag::N) | (v ? 0 : flag::Z));
+  }
+};
+inline constexpr NzFlags kNzFlags{};
+#endif
+
 CULE_OP void set_nz(Cpu6507& c, uint8_t v) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | kNzFlags.of[v]);
+#else
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | (v & flag::N) | (v ? 0 : flag::Z));
+#endif
 }
 // PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
 CULE_OP void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
@@ -322,8 +342,8 @@ CULE_OP void branch(Cpu6507& c, Bus& bus, bool taken) {
 }
 
 template <class Bus>
-CULE_OP void push(Cpu6507& c, Bus& bus, uint8_t v) {
-  write(c, bus, (uint16_t)(0x0100 + c.sp), v);
+CULE_OP void push(Cpu6507& c, Bus& bus, uint8_t v, bool after_read = true) {
+  write(c, bus, (uint16_t)(0x0100 + c.sp), v, after_read);
   c.sp--;
 }
 
@@ -343,8 +363,8 @@ template <class Bus>
 CULE_OP void brk(Cpu6507& c, Bus& bus) {
   fetch(c, bus);  // padding byte
   push(c, bus, (uint8_t)(c.pc >> 8));
-  push(c, bus, (uint8_t)c.pc);
-  push(c, bus, c.p);
+  push(c, bus, (uint8_t)c.pc, false);
+  push(c, bus, c.p, false);
   c.p |= flag::I;
   uint16_t lo = read(c, bus, 0xFFFE);
   uint16_t hi = read(c, bus, 0xFFFF);
@@ -356,7 +376,7 @@ CULE_OP void jsr(Cpu6507& c, Bus& bus) {
   const uint16_t lo = fetch(c, bus);
   stack_pad_read(c, bus);
   push(c, bus, (uint8_t)(c.pc >> 8));  // pushes the address of the high byte
-  push(c, bus, (uint8_t)c.pc);
+  push(c, bus, (uint8_t)c.pc, false);
   const uint16_t hi = fetch(c, bus);
   c.pc = (uint16_t)(lo | (hi << 8));
 }
@@ -389,14 +409,14 @@ CULE_OP void jmp_indirect(Cpu6507& c, Bus& bus) {
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
-// Executes one instruction. A jammed CPU does nothing and charges no cycles.
+// Executes one instruction. A jammed CPU does nothing and charges no cycles:
+// the callers' loops stop at bus.jam() and never step it.
 template <class Bus>
 CULE_OP void step(Cpu6507& c, Bus& bus) {
   using M = Mode;
   using R = ReadOp;
   using S = StoreOp;
   using W = ModifyOp;
-  if (c.jammed) return;
   const uint8_t opcode = fetch(c, bus);
   // Base cycles are charged before anything else happens (M6502Low::execute),
   // so the operand accesses below all see the end-of-instruction clock.
@@ -634,7 +654,7 @@ CULE_OP void step(Cpu6507& c, Bus& bus) {
     case 0x28: charge(4); stack_pad_read(c, bus); load_status(c, pull(c, bus)); break;
     // ---- JAM ($02 $12 ... $F2): Stella has no case for them; the fetch and
     // two cycles are charged and the CPU stays dead until reset.
-    default: charge(2); c.jammed = 1; break;
+    default: charge(2); c.jammed = 1; bus.jam(); break;
   }
 }
 

@@ -29,11 +29,12 @@ struct FlatBus {
     record(address, v, false);
     return v;
   }
-  CULE_HD void poke(uint16_t address, uint8_t v) {
+  CULE_HD void poke(uint16_t address, uint8_t v, bool /*after_read*/ = true) {
     memory[address] = v;
     record(address, v, true);
   }
   CULE_HD void tick(uint32_t n) { cycles += n; }
+  CULE_HD void jam() {}  // run_until_trap stops at cpu.jammed
 };
 
 struct FlatRunResult {

@@ -35,9 +35,10 @@ struct ResizePlan {
   int32_t src_w, src_h, dst_w, dst_h, channels;
   ResizeKind kind;
   int32_t scale_x, scale_y;  // kFast
-  const AreaTap* xtab;       // kArea
-  const AreaTap* ytab;
+  const AreaTap* xtab;       // kArea: xcell_taps taps per destination column
+  const AreaTap* ytab;       // kArea: back to back, in destination order
   int32_t xtab_size, ytab_size;
+  int32_t xcell_taps;
 };
 
 namespace preprocess {
@@ -79,32 +80,52 @@ CULE_HD double ceil_d(double v) {
   return t < v ? t + 1.0 : t;
 }
 
-// computeResizeAreaTab: the source cells each destination cell overlaps, with
-// their share of it. Returns the number of taps written.
-CULE_HD int area_taps(int src_size, int dst_size, int channels, double scale, AreaTap* tab) {
+// computeResizeAreaTab for destination cell dx: the source cells it
+// overlaps, with their share of it. Returns how many; writes them to `tab`
+// unless it is null.
+CULE_HD int cell_taps(int src_size, int dx, int channels, double scale, AreaTap* tab) {
   int k = 0;
-  for (int dx = 0; dx < dst_size; ++dx) {
-    const double f1 = dx * scale, f2 = f1 + scale;
-    const double cell = scale < src_size - f1 ? scale : src_size - f1;
-    int s1 = (int)ceil_d(f1), s2 = (int)floor_d(f2);
-    if (s2 > src_size - 1) s2 = src_size - 1;
-    if (s1 > s2) s1 = s2;
-    if (s1 - f1 > 1e-3) tab[k++] = AreaTap{(s1 - 1) * channels, dx * channels, (float)((s1 - f1) / cell)};
-    for (int s = s1; s < s2; ++s) tab[k++] = AreaTap{s * channels, dx * channels, (float)(1.0 / cell)};
-    if (f2 - s2 > 1e-3) {
-      double part = f2 - s2 < 1.0 ? f2 - s2 : 1.0;
-      if (part > cell) part = cell;
-      tab[k++] = AreaTap{s2 * channels, dx * channels, (float)(part / cell)};
-    }
+  const double f1 = dx * scale, f2 = f1 + scale;
+  const double cell = scale < src_size - f1 ? scale : src_size - f1;
+  int s1 = (int)ceil_d(f1), s2 = (int)floor_d(f2);
+  if (s2 > src_size - 1) s2 = src_size - 1;
+  if (s1 > s2) s1 = s2;
+  auto put = [&](int s, double alpha) {
+    if (tab) tab[k] = AreaTap{s * channels, dx * channels, (float)alpha};
+    ++k;
+  };
+  if (s1 - f1 > 1e-3) put(s1 - 1, (s1 - f1) / cell);
+  for (int s = s1; s < s2; ++s) put(s, 1.0 / cell);
+  if (f2 - s2 > 1e-3) {
+    double part = f2 - s2 < 1.0 ? f2 - s2 : 1.0;
+    if (part > cell) part = cell;
+    put(s2, part / cell);
   }
   return k;
 }
 
-// The plan for src -> dst; tables point at storage of 2 * (src_w + src_h)
-// taps, filled here when the plan needs them. Only downscaling (or the same
-// size) is supported: ale-py users shrink frames.
+// Every cell's taps, back to back (stride 0), or each cell padded to
+// `stride` taps with zero weights on its last source: a zero product adds
+// +0, which changes no sum of non-negative terms. Returns the taps written.
+CULE_HD int area_taps(int src_size, int dst_size, int channels, double scale, AreaTap* tab, int stride) {
+  int k = 0;
+  for (int dx = 0; dx < dst_size; ++dx) {
+    const int n = cell_taps(src_size, dx, channels, scale, tab + k);
+    for (int i = n; i < stride; ++i) tab[k + i] = AreaTap{tab[k + n - 1].src, tab[k + n - 1].dst, 0.f};
+    k += stride > n ? stride : n;
+  }
+  return k;
+}
+
+// The taps a plan for a src_w x src_h source may need: x cells padded to
+// their widest (at most src_w + 2 dst_w taps), y cells back to back.
+CULE_HD int plan_taps(int src_w, int src_h) { return 3 * src_w + 2 * src_h; }
+
+// The plan for src -> dst; tables point at storage of plan_taps(src_w,
+// src_h) taps, filled here when the plan needs them. Only downscaling (or the
+// same size) is supported: ale-py users shrink frames.
 CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int channels, AreaTap* storage) {
-  ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0};
+  ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0, 0};
   if (src_w == dst_w && src_h == dst_h) return p;
   const double sx = 1.0 / ((double)dst_w / src_w), sy = 1.0 / ((double)dst_h / src_h);
   const int ix = (int)(sx + 0.5), iy = (int)(sy + 0.5);  // saturate_cast<int>: nearest
@@ -117,10 +138,14 @@ CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int cha
     return p;
   }
   p.kind = ResizeKind::kArea;
+  for (int d = 0; d < dst_w; ++d) {
+    const int n = cell_taps(src_w, d, channels, sx, nullptr);
+    p.xcell_taps = n > p.xcell_taps ? n : p.xcell_taps;
+  }
   AreaTap* x = storage;
-  AreaTap* y = storage + 2 * src_w;
-  p.xtab_size = area_taps(src_w, dst_w, channels, sx, x);
-  p.ytab_size = area_taps(src_h, dst_h, 1, sy, y);
+  AreaTap* y = storage + 3 * src_w;
+  p.xtab_size = area_taps(src_w, dst_w, channels, sx, x, p.xcell_taps);
+  p.ytab_size = area_taps(src_h, dst_h, 1, sy, y, 0);
   p.xtab = x;
   p.ytab = y;
   return p;
@@ -156,6 +181,55 @@ CULE_HD bool same_row(const uint8_t* a, const uint8_t* b, int bytes) {
 #endif
 }
 
+// 8-byte words of two rows that differ, as bits (rows of at most 512 bytes,
+// a multiple of 8; otherwise all ones).
+CULE_HD uint64_t changed_words(const uint8_t* a, const uint8_t* b, int bytes) {
+  if (bytes > 512 || (bytes & 7)) return ~0ull;
+  uint64_t changed = 0;
+  for (int w = 0; w < bytes / 8; ++w) {
+    uint64_t x = 0, y = 0;
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+    for (int i = 7; i >= 0; --i) x = x << 8 | a[8 * w + i], y = y << 8 | b[8 * w + i];
+#else
+    __builtin_memcpy(&x, a + 8 * w, 8);
+    __builtin_memcpy(&y, b + 8 * w, 8);
+#endif
+    changed |= (uint64_t)(x != y) << w;
+  }
+  return changed;
+}
+
+// The horizontal pass of OpenCV's area resize over source row `s` into buf:
+// each destination cell sums its taps from OpenCV's 0 and in its order. A
+// cell depends only on the source bytes under its taps, so where buf holds
+// the pass of an earlier row and `changed` marks the 8-byte words in which
+// the rows differ (~0: all), the cells over unchanged words are kept: a
+// sprite's rows redo only the cells around it. kChannels and kTaps fix the
+// channels and taps per cell at compile time (0: the plan's).
+template <int kChannels, int kTaps>
+CULE_HD void horizontal_cells(const ResizePlan& p, const uint8_t* s, uint64_t changed, float* buf) {
+  const int cn = kChannels ? kChannels : p.channels, per_cell = kTaps ? kTaps : p.xcell_taps;
+  for (int k = 0; k < p.xtab_size; k += per_cell) {
+    const AreaTap* taps = p.xtab + k;
+    if (changed != ~0ull) {  // then rows are at most 64 words
+      const int lo = taps[0].src >> 3, hi = (taps[per_cell - 1].src + cn - 1) >> 3;
+      if (!(changed & (((2ull << (hi - lo)) - 1) << lo))) continue;
+    }
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int i = 0; i < per_cell; ++i)
+      for (int c = 0; c < cn; ++c) acc[c] = add_rn(acc[c], mul_rn((float)s[taps[i].src + c], taps[i].alpha));
+    for (int c = 0; c < cn; ++c) buf[taps[0].dst + c] = acc[c];
+  }
+}
+
+// `before`: the row whose pass buf holds, or null.
+CULE_HD void horizontal_pass(const ResizePlan& p, const uint8_t* s, const uint8_t* before, float* buf) {
+  const uint64_t changed = before ? changed_words(s, before, p.src_w * p.channels) : ~0ull;
+  if (p.channels == 1 && p.xcell_taps == 3) horizontal_cells<1, 3>(p, s, changed, buf);  // 160 -> 84
+  else if (p.channels == 1 && p.xcell_taps == 2) horizontal_cells<1, 2>(p, s, changed, buf);
+  else horizontal_cells<0, 0>(p, s, changed, buf);
+}
+
 // ResizeArea_Invoker for destination rows [row_begin, row_end): `scratch`
 // holds 2 * dst_w * channels floats. OpenCV redoes the horizontal pass of a
 // source row for every tap that uses it; the result depends only on the
@@ -175,14 +249,8 @@ CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* 
     for (; j < p.ytab_size && p.ytab[j].dst == dy; ++j) {
       const float beta = p.ytab[j].alpha;
       const uint8_t* s = src + (size_t)p.ytab[j].src * row_bytes;
-      if (!buf_row || (s != buf_row && !same_row(s, buf_row, row_bytes))) {
-        for (int x = 0; x < width; ++x) buf[x] = 0.f;
-        for (int k = 0; k < p.xtab_size; ++k) {
-          const AreaTap t = p.xtab[k];
-          for (int c = 0; c < cn; ++c)
-            buf[t.dst + c] = add_rn(buf[t.dst + c], mul_rn((float)s[t.src + c], t.alpha));
-        }
-      }
+      if (!buf_row || (s != buf_row && !same_row(s, buf_row, row_bytes)))
+        horizontal_pass(p, s, buf_row, buf);
       buf_row = s;
       if (first)
         for (int x = 0; x < width; ++x) sum[x] = mul_rn(beta, buf[x]);
@@ -206,18 +274,46 @@ CULE_PHASE void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, fl
   }
 }
 
-// getScreenGrayscale / getScreenRGB of palette indices.
-CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, bool grayscale,
+// getScreenGrayscale / getScreenRGB of palette indices, `width` pixels a
+// row. A 2600 picture repeats most scanlines: on the host a row equal to the
+// one above copies that row's output instead of looking up every pixel.
+CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, int width, bool grayscale,
                            const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
                            uint8_t* __restrict__ out) {
-  if (grayscale) {
-    for (int i = 0; i < pixels; ++i) out[i] = gray[indices[i]];
-  } else {
-    for (int i = 0; i < pixels; ++i) {
-      const uint8_t* c = rgb + 3 * indices[i];
-      out[3 * i] = c[0];
-      out[3 * i + 1] = c[1];
-      out[3 * i + 2] = c[2];
+  const int cn = grayscale ? 1 : 3;
+  for (int row = 0; row < pixels; row += width) {
+    const uint8_t* in = indices + row;
+    uint8_t* o = out + (size_t)row * cn;
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+    if (row && __builtin_memcmp(in, in - width, (size_t)width) == 0) {
+      __builtin_memcpy(o, o - width * cn, (size_t)(width * cn));
+      continue;
+    }
+#endif
+    if (grayscale) {
+      int i = 0;
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+      // Eight pixels of one colour (most of a row) take one lookup.
+      for (; i + 8 <= width; i += 8) {
+        uint64_t group;
+        __builtin_memcpy(&group, in + i, 8);
+        const uint64_t ones = 0x0101010101010101ull;
+        if (group == (group & 0xFF) * ones) {
+          const uint64_t g = gray[group & 0xFF] * ones;
+          __builtin_memcpy(o + i, &g, 8);
+        } else {
+          for (int j = i; j < i + 8; ++j) o[j] = gray[in[j]];
+        }
+      }
+#endif
+      for (; i < width; ++i) o[i] = gray[in[i]];
+    } else {
+      for (int i = 0; i < width; ++i) {
+        const uint8_t* c = rgb + 3 * in[i];
+        o[3 * i] = c[0];
+        o[3 * i + 1] = c[1];
+        o[3 * i + 2] = c[2];
+      }
     }
   }
 }
@@ -230,11 +326,11 @@ CULE_HD void max_in_place(uint8_t* __restrict__ dst, const uint8_t* __restrict__
 
 // apply_palette into `out`, then maxpool_frames with `before`: one pass on
 // a device thread; on the host two, as the max then runs 16 bytes at a time.
-CULE_HD void apply_palette_max(const uint8_t* __restrict__ indices, int pixels, bool grayscale,
+CULE_HD void apply_palette_max(const uint8_t* __restrict__ indices, int pixels, int width, bool grayscale,
                                const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
                                const uint8_t* __restrict__ before, uint8_t* __restrict__ out) {
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
-  apply_palette(indices, pixels, grayscale, gray, rgb, out);
+  apply_palette(indices, pixels, width, grayscale, gray, rgb, out);
   max_in_place(out, before, grayscale ? pixels : 3 * pixels);
 #else
   if (grayscale) {

@@ -4,11 +4,11 @@
 // masks still happen) and the render pass replays the frame from the TIA's
 // state at its start.
 //
-// Writes are replayed as they happened. A read only catches the picture up
-// (tia::peek renders to its clock, then answers), and drawing to clock a then
-// to a later clock b, with nothing changed in between, draws what drawing to b
-// at once draws (pieces end at line ends either way), so of the reads between
-// two writes only the last is kept: a frame records at most one read per write.
+// Writes are replayed as they happened. A read only owes the picture a
+// catch-up to its clock (tia::peek), and drawing to clock a then to a later
+// clock b, with nothing changed in between, draws what drawing to b at once
+// draws (pieces end at line ends either way), so of the reads between two
+// writes only the last is kept: a frame records at most one read per write.
 #pragma once
 
 #include "common.hpp"
@@ -121,13 +121,15 @@ namespace tia {
 CULE_PHASE uint8_t* replay(const FrameRecord& r, AccessSlice accesses, uint8_t* buffers, uint32_t frame_bytes) {
   Tia t = r.start;
   uint8_t* frame = buffers + (size_t)t.current_buffer * frame_bytes;
+  int32_t due = t.last_update_clock;  // as the console's bus keeps it (tia::poke)
   for (uint32_t i = r.first; i < r.first + r.count; ++i) {
     const TiaAccess a = accesses[i];
     if (a.kind & kAccessWrite)
-      poke(t, frame, a.address, a.value, a.cycles, (a.kind & kAccessAfterRead) != 0);
+      due = poke(t, frame, a.address, a.value, a.cycles, (a.kind & kAccessAfterRead) != 0, due).due;
     else
-      render_to(t, frame, (int32_t)(a.cycles * 3));
+      due = later(due, (int32_t)(a.cycles * 3));  // collisions are the state update's business
   }
+  settle(t, frame, due);
   if (r.greyed) grey_out(t, frame, r.end_cycles);
   return frame;
 }

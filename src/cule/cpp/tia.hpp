@@ -96,6 +96,7 @@ namespace tia {
 struct PokeResult {
   uint32_t stall_cycles;  // WSYNC
   bool stop;              // the frame ended: stop the CPU after this instruction
+  int32_t due;            // the picture's catch-up target after this write (see poke)
 };
 
 CULE_HD uint8_t reflect_byte(uint8_t v) {
@@ -184,7 +185,10 @@ CULE_HD void place_copies(LineBits& b, uint64_t pattern, int pos, int mode, bool
   const uint8_t copies = copy_offsets(mode);
   const int offsets[4] = {0, 16, 32, 64};
   for (int i = skip_first ? 1 : 0; i < 4; ++i)
-    if (copies & (1 << i)) set_bits(b, pattern, (pos + offsets[i]) % 160);
+    if (copies & (1 << i)) {
+      const int at = pos + offsets[i];  // pos < 160: at most one wrap
+      set_bits(b, pattern, at >= 160 ? at - 160 : at);
+    }
 }
 
 // Pixels a player lights: pixel pos+o+i shows GRP bit 7-i; double and quad
@@ -219,22 +223,40 @@ CULE_HD LineBits ball_bits(const ObjectMask& m) {
   return b;
 }
 
-// The playfield bit shown at pixel x (4.1).
-CULE_HD uint32_t playfield_mask(bool reflected, int x) {
-  if (x >= 80 && !reflected) x -= 80;
-  if (x < 16) return 0x00001u << (x / 4);
-  if (x < 48) return 0x00800u >> ((x - 16) / 4);
-  if (x < 80) return 0x01000u << ((x - 48) / 4);
-  if (x < 112) return 0x80000u >> ((x - 80) / 4);
-  if (x < 144) return 0x00010u << ((x - 112) / 4);
-  return 0x00008u >> ((x - 144) / 4);
+CULE_HD uint32_t reverse_bits32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __brev(v);
+#else
+  v = (v >> 16) | (v << 16);
+  v = ((v & 0xFF00FF00u) >> 8) | ((v & 0x00FF00FFu) << 8);
+  v = ((v & 0xF0F0F0F0u) >> 4) | ((v & 0x0F0F0F0Fu) << 4);
+  v = ((v & 0xCCCCCCCCu) >> 2) | ((v & 0x33333333u) << 2);
+  return ((v & 0xAAAAAAAAu) >> 1) | ((v & 0x55555555u) << 1);
+#endif
 }
 
+// 16 bits -> 64: bit i fills bits 4i to 4i+3 (a playfield bit is 4 pixels wide).
+CULE_HD uint64_t widen4(uint32_t bits) {
+  uint64_t v = bits & 0xFFFFu;
+  v = (v | v << 24) & 0x000000FF000000FFull;
+  v = (v | v << 12) & 0x000F000F000F000Full;
+  v = (v | v << 6) & 0x0303030303030303ull;
+  v = (v | v << 3) & 0x1111111111111111ull;
+  return v * 0xF;
+}
+
+// The playfield's 160 pixels (4.1). Shown from the left: PF0 D4-D7, PF1
+// D7-D0, PF2 D0-D7 (pf holds PF1 D0 at bit 4, so its byte is reversed); the
+// right half repeats that order, or mirrors it when reflected.
 CULE_HD LineBits playfield_bits(uint32_t pf, bool reflected) {
   LineBits b{{0, 0, 0}};
   if (!pf) return b;
-  for (int x = 0; x < 160; x += 4)
-    if (pf & playfield_mask(reflected, x)) b.w[x >> 6] |= 0xFull << (x & 63);
+  const uint32_t left = (pf & 0xFF00Fu) | (reverse_bits32((pf >> 4) & 0xFFu) >> 20);
+  const uint32_t right = reflected ? reverse_bits32(left) >> 12 : left;
+  const uint64_t right_low = widen4(right);  // pixels 80-143
+  b.w[0] = widen4(left);
+  b.w[1] = widen4(left >> 16) | right_low << 16;
+  b.w[2] = right_low >> 48 | widen4(right >> 16) << 16;
   return b;
 }
 
@@ -300,9 +322,14 @@ CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece,
     uint64_t v = pixels.w[i] & piece.w[i];
     while (v) {
       const int group = lowest_bit(v) >> 3;
-      const uint64_t mask = expand_byte((v >> (group * 8)) & 0xFF);
+      const uint64_t bits = (v >> (group * 8)) & 0xFF;
       uint8_t* p = line + i * 64 + group * 8;
-      store8(p, (load8(p) & ~mask) | (fill & mask));
+      if (bits == 0xFF) {  // a whole group: most groups of wide objects and the playfield
+        store8(p, fill);
+      } else {
+        const uint64_t mask = expand_byte(bits);
+        store8(p, (load8(p) & ~mask) | (fill & mask));
+      }
       v &= ~(0xFFull << (group * 8));
     }
   }
@@ -531,32 +558,36 @@ CULE_HD int hmove_motion(int i, int n) {
 // Stella's HMOVE blank enable table: CPU cycles 0-20 and 75 of a line.
 CULE_HD bool hmove_blanks_at(int i) { return i <= 20 || i == 75; }
 
+// The later of two colour clocks (they wrap at 32 bits, see clock_add).
+CULE_HD int32_t later(int32_t a, int32_t b) { return clock_sub(a, b) > 0 ? a : b; }
+
 // Applies a TIA register write (3.2 and 4). `cycles` is the system clock at
-// the end of the writing instruction.
-CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
-                        bool last_access_was_read) {
-  PokeResult result{0, false};
+// the end of the writing instruction. Stella first draws the picture up to
+// the write's clock plus the register's delay, then applies the write. A
+// write that changes nothing the drawing reads (WSYNC, audio, motion
+// registers, a value the register already holds) leaves that catch-up to
+// the next access that does, which draws the same pixels in one piece
+// instead of several: `due` carries the furthest target owed so far, every
+// catch-up goes at least that far, and the frame's caller settles it when
+// its accesses stop (settle).
+CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+                           bool last_access_was_read, int32_t due) {
+  PokeResult result{0, false, due};
   const uint8_t reg = address & 0x3F;
   const int32_t clock = (int32_t)(cycles * 3);
-  int delay = 0;
-  switch (reg) {
-    case 0x01: case 0x0B: case 0x0C: case 0x1B: case 0x1C: delay = 1; break;  // VBLANK REFPx GRPx
-    case 0x04: case 0x05: case 0x12: case 0x13: delay = 8; break;             // NUSIZx RESMx
-    case 0x0D: case 0x0E: case 0x0F: {                                        // PFx: by CPU cycle mod 4
-      const int d[4] = {4, 5, 2, 3};
-      delay = d[(hpos_of(t, clock) / 3) & 3];
-      break;
-    }
-    default: break;
-  }
-  render_to(t, frame, clock_add(clock, delay));
   const uint32_t line = (uint32_t)clock_sub(clock, t.frame_start_clock) / kClocksPerLine;
   if ((int32_t)line > (int32_t)t.config.max_scanlines) {
     result.stop = true;  // scanline cap: the write itself still applies (2.2b)
     t.partial_frame = 0;
   }
+  // Owes the catch-up to clock + delay; draws it now when the write changes the picture.
+  auto catch_up = [&](int delay, bool changes_picture) CULE_LAMBDA_INLINE {
+    result.due = later(due, clock_add(clock, delay));
+    if (changes_picture) render_to(t, frame, result.due);
+  };
   switch (reg) {
     case 0x00:  // VSYNC: the frame ends when it is cleared >= 228 clocks after being set
+      catch_up(0, true);
       t.vsync = value;
       if (value & 0x02) {
         t.vsync_finish_clock = clock_add(clock, kClocksPerLine);
@@ -567,6 +598,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       }
       break;
     case 0x01:  // VBLANK; D7 dumps the paddle capacitors
+      catch_up(1, true);
       if (!(t.vblank & 0x80) && (value & 0x80)) t.dump_enabled = 1;
       if ((t.vblank & 0x80) && !(value & 0x80)) {
         t.dump_enabled = 0;
@@ -575,47 +607,61 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       t.vblank = value;
       break;
     case 0x02:  // WSYNC halts only after a read cycle (1.4)
+      catch_up(0, false);
       if (last_access_was_read) {
         const uint32_t k = 76 - (uint32_t)((cycles - (uint32_t)(t.frame_start_clock / 3)) % 76);
         if (k < 76) result.stall_cycles = k;
       }
       break;
     case 0x04:
+      catch_up(8, true);
       t.nusiz0 = value;
       t.mask_p0 = make_mask(t.pos_p0, value & 7, 0, kMaskNormal);
       t.mask_m0 = missile_mask_for(t.pos_m0, value);
       break;
     case 0x05:
+      catch_up(8, true);
       t.nusiz1 = value;
       t.mask_p1 = make_mask(t.pos_p1, value & 7, 0, kMaskNormal);
       t.mask_m1 = missile_mask_for(t.pos_m1, value);
       break;
-    case 0x06: t.colup0 = colour_register(t, value); break;
-    case 0x07: t.colup1 = colour_register(t, value); break;
-    case 0x08: t.colupf = colour_register(t, value); break;
-    case 0x09: t.colubk = colour_register(t, value); break;
+    case 0x06: case 0x07: case 0x08: case 0x09: {  // COLUP0 COLUP1 COLUPF COLUBK
+      uint8_t& colour = reg == 0x06 ? t.colup0 : reg == 0x07 ? t.colup1 : reg == 0x08 ? t.colupf : t.colubk;
+      const uint8_t c = colour_register(t, value);
+      catch_up(0, c != colour);
+      colour = c;
+      break;
+    }
     case 0x0A:  // CTRLPF: reflection switches at once only before the middle
+      catch_up(0, true);
       t.ctrlpf = value;
       t.priority_score = (uint8_t)((value & 0x06) << 5);
       if (hpos_of(t, clock) < kHBlankClocks + 79) t.pf_reflected = value & 0x01;
       t.mask_bl = ball_mask_for(t.pos_bl, value);
       break;
-    case 0x0B:
-      if (((value & 0x08) != 0) != (t.refp0 != 0)) {
-        t.refp0 = value & 0x08;
-        t.current_grp0 = reflect_byte(t.current_grp0);
+    case 0x0B: case 0x0C: {  // REFP0 REFP1
+      uint8_t& ref = reg == 0x0B ? t.refp0 : t.refp1;
+      uint8_t& current = reg == 0x0B ? t.current_grp0 : t.current_grp1;
+      const bool flips = ((value & 0x08) != 0) != (ref != 0);
+      catch_up(1, flips);
+      if (flips) {
+        ref = value & 0x08;
+        current = reflect_byte(current);
       }
       break;
-    case 0x0C:
-      if (((value & 0x08) != 0) != (t.refp1 != 0)) {
-        t.refp1 = value & 0x08;
-        t.current_grp1 = reflect_byte(t.current_grp1);
-      }
+    }
+    case 0x0D: case 0x0E: case 0x0F: {  // PF0 PF1 PF2: delayed by CPU cycle mod 4
+      const int d[4] = {4, 5, 2, 3};
+      const uint32_t pf = reg == 0x0D ? (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F)
+                          : reg == 0x0E ? (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4)
+                                        : (t.pf & 0x00000FFFu) | ((uint32_t)value << 12);
+      catch_up(d[(hpos_of(t, clock) / 3) & 3], pf != t.pf);
+      t.pf = pf;
+      set_enabled(t, kPFBit, pf != 0);
       break;
-    case 0x0D: t.pf = (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F); set_enabled(t, kPFBit, t.pf != 0); break;
-    case 0x0E: t.pf = (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4); set_enabled(t, kPFBit, t.pf != 0); break;
-    case 0x0F: t.pf = (t.pf & 0x00000FFFu) | ((uint32_t)value << 12); set_enabled(t, kPFBit, t.pf != 0); break;
+    }
     case 0x10: case 0x11: {  // RESP0 / RESP1
+      catch_up(0, true);
       const int h = hpos_of(t, clock);
       const int new_pos = h < kHBlankClocks ? 3 : (h - kHBlankClocks + 5) % 160;
       int16_t& pos = reg == 0x10 ? t.pos_p0 : t.pos_p1;
@@ -628,6 +674,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       break;
     }
     case 0x12: {  // RESM0, with Stella's Dolphin hack (4.5)
+      catch_up(8, true);
       const int h = hpos_of(t, clock);
       t.pos_m0 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
       if (clock_sub(clock, t.last_hmove_clock) == 20 * 3 && h == 69) t.pos_m0 = 8;
@@ -635,6 +682,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       break;
     }
     case 0x13: {  // RESM1, with the Pitfall II hack
+      catch_up(8, true);
       const int h = hpos_of(t, clock);
       t.pos_m1 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
       if (clock_sub(clock, t.last_hmove_clock) == 3 * 3 && h == 18) t.pos_m1 = 3;
@@ -642,6 +690,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       break;
     }
     case 0x14: {  // RESBL, with the per-game hacks of 4.5
+      catch_up(0, true);
       const int h = hpos_of(t, clock);
       const int32_t since_hmove = clock_sub(clock, t.last_hmove_clock);
       t.pos_bl = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
@@ -652,38 +701,55 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
       break;
     }
-    case 0x1B:  // GRP0 also latches GRP1 into its delay register
+    case 0x1B:  // GRP0 also latches GRP1 into its delay register; shown: GRP0 unless VDELP0, DGRP1 if VDELP1
+      catch_up(1, (!t.vdelp0 && value != t.grp0) || (t.vdelp1 && t.dgrp1 != t.grp1));
       t.grp0 = value;
       t.dgrp1 = t.grp1;
       update_player_enables(t);
       break;
     case 0x1C:  // GRP1 latches GRP0 and ENABL
+      catch_up(1, (!t.vdelp1 && value != t.grp1) || (t.vdelp0 && t.dgrp0 != t.grp0) ||
+                      (t.vdelbl && t.denabl != t.enabl));
       t.grp1 = value;
       t.dgrp0 = t.grp0;
       t.denabl = t.enabl;
       update_player_enables(t);
       update_ball_enable(t);
       break;
-    case 0x1D: t.enam0 = value & 0x02; set_enabled(t, kM0Bit, t.enam0 && !t.resmp0); break;
-    case 0x1E: t.enam1 = value & 0x02; set_enabled(t, kM1Bit, t.enam1 && !t.resmp1); break;
-    case 0x1F: t.enabl = value & 0x02; update_ball_enable(t); break;
-    case 0x20: t.hmp0 = value >> 4; break;
-    case 0x21: t.hmp1 = value >> 4; break;
+    case 0x1D: case 0x1E: {  // ENAM0 ENAM1: a missile locked to its player stays hidden
+      const bool m0 = reg == 0x1D;
+      uint8_t& enable = m0 ? t.enam0 : t.enam1;
+      const uint8_t lock = m0 ? t.resmp0 : t.resmp1;
+      catch_up(0, (value & 0x02) != enable && !lock);
+      enable = value & 0x02;
+      set_enabled(t, m0 ? kM0Bit : kM1Bit, enable && !lock);
+      break;
+    }
+    case 0x1F:  // ENABL: with VDELBL the delayed copy shows
+      catch_up(0, !t.vdelbl && (value & 0x02) != t.enabl);
+      t.enabl = value & 0x02;
+      update_ball_enable(t);
+      break;
+    case 0x20: catch_up(0, false); t.hmp0 = value >> 4; break;
+    case 0x21: catch_up(0, false); t.hmp1 = value >> 4; break;
     case 0x22: {  // HMM0; a 7 -> 6 change 21 CPU cycles after HMOVE arms the Cosmic Ark bug
       const uint8_t n = value >> 4;
-      if (clock == clock_add(t.last_hmove_clock, 21 * 3) && t.hmm0 == 7 && n == 6) {
+      const bool arms = clock == clock_add(t.last_hmove_clock, 21 * 3) && t.hmm0 == 7 && n == 6;
+      catch_up(0, arms);
+      if (arms) {
         t.cosmic_ark = 1;
         t.cosmic_ark_counter = 0;
       }
       t.hmm0 = n;
       break;
     }
-    case 0x23: t.hmm1 = value >> 4; break;
-    case 0x24: t.hmbl = value >> 4; break;
-    case 0x25: t.vdelp0 = value & 0x01; update_player_enables(t); break;
-    case 0x26: t.vdelp1 = value & 0x01; update_player_enables(t); break;
-    case 0x27: t.vdelbl = value & 0x01; update_ball_enable(t); break;
+    case 0x23: catch_up(0, false); t.hmm1 = value >> 4; break;
+    case 0x24: catch_up(0, false); t.hmbl = value >> 4; break;
+    case 0x25: catch_up(0, true); t.vdelp0 = value & 0x01; update_player_enables(t); break;
+    case 0x26: catch_up(0, true); t.vdelp1 = value & 0x01; update_player_enables(t); break;
+    case 0x27: catch_up(0, true); t.vdelbl = value & 0x01; update_ball_enable(t); break;
     case 0x28: case 0x29: {  // RESMPx: releasing the lock centres the missile on its player
+      catch_up(0, true);
       const bool m0 = reg == 0x28;
       uint8_t& lock = m0 ? t.resmp0 : t.resmp1;
       if (lock && !(value & 0x02)) {
@@ -699,6 +765,7 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       break;
     }
     case 0x2A: {  // HMOVE
+      catch_up(0, true);
       const int i = hpos_of(t, clock) / 3;
       if (t.config.hmove_blanks && hmove_blanks_at(i)) t.hmove_blank_pending = 1;
       int16_t* positions[5] = {&t.pos_p0, &t.pos_p1, &t.pos_m0, &t.pos_m1, &t.pos_bl};
@@ -717,9 +784,9 @@ CULE_PHASE PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t val
       t.cosmic_ark = 0;
       break;
     }
-    case 0x2B: t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0; break;  // HMCLR
-    case 0x2C: t.collision = 0; break;                               // CXCLR
-    default: break;  // RSYNC, audio and unused addresses: only the render above
+    case 0x2B: catch_up(0, false); t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0; break;  // HMCLR
+    case 0x2C: catch_up(0, true); t.collision = 0; break;                                 // CXCLR
+    default: catch_up(0, false); break;  // RSYNC, audio and unused addresses: nothing drawn depends on them
   }
   return result;
 }
@@ -732,14 +799,16 @@ CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t nois
   return cycles > (uint32_t)t.dump_disabled_cycle + needed ? (uint8_t)(0x80 | noise) : noise;
 }
 
-// A TIA read: catch the picture up, then answer. Bits 5-0 are the previous
-// data-bus byte (6).
-CULE_PHASE uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
-                     const TiaInputs& in) {
-  render_to(t, frame, (int32_t)(cycles * 3));
+// A TIA read (6): bits 5-0 are the previous data-bus byte. Only the
+// collision latches depend on the picture, so only their reads catch it up
+// (to the read's clock, or further if a write's catch-up is still owed: see
+// poke); the caller owes the read's clock otherwise.
+CULE_REGISTER_ACCESS uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
+                        const TiaInputs& in, int32_t due) {
   const uint8_t noise = data_bus & 0x3F;
   const uint8_t reg = address & 0x0F;
   if (reg < 8) {
+    render_to(t, frame, later(due, (int32_t)(cycles * 3)));
     // Two latch bits per register, D7 then D6, except CXBLPF (6) which has
     // one; so CXPPMM (7) reads bits 13 and 14.
     const int bit = reg == 7 ? 13 : reg * 2;
@@ -751,6 +820,10 @@ CULE_PHASE uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycle
   if (reg < 14) return in.fire[reg - 12] ? (uint8_t)(0x80 | noise) : noise;
   return noise;
 }
+
+// Draws what the accesses of a frame (or of the part of one a call ran)
+// still owe the picture, once they stop.
+CULE_HD void settle(Tia& t, uint8_t* frame, int32_t due) { render_to(t, frame, due); }
 
 // TIA::reset then frameReset (2.7): everything to zero, masks at position 0.
 CULE_HD void reset(Tia& t, const TiaConfig& config, uint32_t cycles) {

@@ -89,7 +89,7 @@ void bind_core(py::module_& m) {
     const int h = (int)src.shape(0), w = (int)src.shape(1), cn = src.ndim() == 3 ? 3 : 1;
     if (dst_h <= 0 || dst_w <= 0 || dst_h > h || dst_w > w)
       throw std::invalid_argument("resize_area only shrinks: 0 < dst <= src in both axes");
-    std::vector<cule::AreaTap> taps(2 * (w + h));
+    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(w, h));
     const cule::ResizePlan plan = cule::preprocess::make_plan(w, h, dst_w, dst_h, cn, taps.data());
     std::vector<ssize_t> shape{dst_h, dst_w};
     if (cn == 3) shape.push_back(3);

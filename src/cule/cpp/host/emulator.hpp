@@ -102,7 +102,7 @@ class BasicEmulator {
     std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
     std::memcpy(palette_gray_, gray, sizeof palette_gray_);
     const int cn = o.grayscale ? 1 : 3;
-    taps_.assign(2 * (kScreenWidth + h), AreaTap{});
+    taps_.assign(preprocess::plan_taps(kScreenWidth, h), AreaTap{});
     plan_ = preprocess::make_plan(kScreenWidth, h, o.img_width, o.img_height, cn, taps_.data());
     raw_bytes_ = (uint32_t)(h * kScreenWidth * cn);
     obs_bytes_ = (uint32_t)(o.img_height * o.img_width * cn);
