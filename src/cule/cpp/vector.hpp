@@ -127,7 +127,8 @@ struct EnvFrames {
                          b.log_frame_capacity, b.log_access_capacity};
   }
   CULE_HD void palette(const uint8_t* indices, uint8_t* out) const {
-    preprocess::apply_palette(indices, (int)b.frame_bytes, kScreenWidth, b.opt.grayscale, b.palette_gray, b.palette_rgb, out);
+    preprocess::apply_palette(indices, (int)b.frame_bytes, kScreenWidth, b.opt.grayscale, b.palette_gray, b.palette_rgb,
+                              out);
   }
 
   // A step's captured frames into raw(1) and raw(0). The newest frame comes
@@ -146,8 +147,8 @@ struct EnvFrames {
       }
       const BatchView& b = v.b;
       if (k == 0 && b.opt.maxpool && have_before) {
-        preprocess::apply_palette_max(indices, (int)b.frame_bytes, kScreenWidth, b.opt.grayscale, b.palette_gray, b.palette_rgb,
-                                      v.raw(1), v.raw(0));
+        preprocess::apply_palette_max(indices, (int)b.frame_bytes, kScreenWidth, b.opt.grayscale, b.palette_gray,
+                                      b.palette_rgb, v.raw(1), v.raw(0));
         pooled = true;
       } else {
         v.palette(indices, v.raw(k));
