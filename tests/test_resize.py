@@ -40,3 +40,17 @@ def test_atari_sizes_equal_opencv(shape, size):
 def test_growing_is_refused():
     with pytest.raises(ValueError, match="shrinks"):
         _core.resize_area(np.zeros((10, 10), np.uint8), 20, 5)
+
+
+@pytest.mark.parametrize("width", [84, 52, 56, 68, 100, 120, 124, 148, 156, 44, 36])
+@pytest.mark.parametrize("height", [210, 250])
+def test_periodic_widths_equal_opencv(width, height):
+    """Widths whose x cells repeat in four or more periods (gcd(160, width) a multiple of 4) take the host's
+    vector pass; grey frames with runs and repeated rows as the TIA draws them, and random bytes."""
+    rng = np.random.default_rng(width * height)
+    runs = np.repeat(rng.integers(0, 256, (height, 40), dtype=np.uint8), 4, axis=1)
+    for img in (runs, np.repeat(runs[::3], 3, axis=0)[:height], rng.integers(0, 256, (height, 160), dtype=np.uint8)):
+        img = np.ascontiguousarray(img)
+        for dh in (84, height // 3, height):
+            assert np.array_equal(cv2.resize(img, (width, dh), interpolation=cv2.INTER_AREA),
+                                  _core.resize_area(img, dh, width)), (img.shape, dh, width)

@@ -70,12 +70,21 @@ def test_bad_arguments_say_what_to_do():
 
 
 def test_same_seed_same_trajectory_any_thread_count():
+    """More threads than cores and than runs of work, episodes ending (and resetting) inside a step."""
     runs = []
-    for threads in (1, 2):
-        env = cule.AtariVectorEnv("pong", num_envs=3, num_threads=threads, **RAW)
+    for threads in (1, 2, 16):
+        env = cule.AtariVectorEnv("pong", num_envs=37, num_threads=threads, max_num_frames_per_episode=60, **RAW)
         env.reset(seed=11)
         rng = np.random.default_rng(0)
         for _ in range(100):
-            env.step(torch.from_numpy(rng.integers(0, 18, size=3)))
+            env.step(torch.from_numpy(rng.integers(0, 18, size=37)))
         runs.append((env.get_ram().clone(), env.get_screen().clone()))
-    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][1], runs[1][1])
+    for ram, screen in runs[1:]:
+        assert torch.equal(runs[0][0], ram) and torch.equal(runs[0][1], screen)
+
+
+def test_cpu_device_spelled_with_an_index():
+    env = cule.AtariVectorEnv("pong", num_envs=2, device="cpu:0", **RAW)
+    env.reset(seed=0)
+    obs, *_ = env.step(torch.tensor([0, 1]))
+    assert obs.device.type == "cpu"

@@ -30,6 +30,8 @@ from .roms import load_rom
 _RESET_MODES = ("ale", "cache")
 _FIRE = 1
 _MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
+_NO_IDS = np.empty(0, np.int32)
+_NO_IDS.flags.writeable = False
 
 
 def _autoreset_mode(value) -> AutoresetMode:
@@ -151,6 +153,7 @@ class AtariVectorEnv(VectorEnv):
                                       "(full_action_space=True gives ALE's legal action set)")
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self._same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
         self.device = torch.device(device)
         if self.device.type not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(self.device)!r}")
@@ -201,7 +204,7 @@ class AtariVectorEnv(VectorEnv):
             fire_reset=bool(use_fire_reset), has_fire=_FIRE in self.action_set, episodic_life=bool(episodic_life),
             life_loss_info=bool(life_loss_info), reward_clipping=bool(reward_clipping),
             max_episode_steps=2**31 - 1 if (_gymnasium or not limit) else limit,
-            same_step=self.autoreset_mode == AutoresetMode.SAME_STEP, gymnasium=_gymnasium,
+            same_step=self._same_step, gymnasium=_gymnasium,
             default_mode=info["default_mode"], mode=self.mode, difficulty=self.difficulty,
             cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
         self.reset_mode = reset_mode
@@ -215,7 +218,8 @@ class AtariVectorEnv(VectorEnv):
 
         self._loaded = np.zeros(self.num_envs, dtype=bool)  # powered on by a seeded reset
         self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
-        self._ready: collections.deque[int] = collections.deque()
+        # ids of the stepped environments not yet returned, oldest first, in int32 chunks
+        self._ready: collections.deque[np.ndarray] = collections.deque()
         self._pending: collections.deque[tuple[concurrent.futures.Future, np.ndarray]] = collections.deque()
         # device="cuda" (or the CUDA path on the host launch shim, for tests):
         # state, actions and results stay in device tensors.
@@ -284,7 +288,7 @@ class AtariVectorEnv(VectorEnv):
                              torch.from_numpy(seeds).to(self.device), True)
         self._loaded[ids] = True
         if not partial:
-            self._ready = collections.deque(range(self.num_envs))
+            self._ready = collections.deque([ids])
             out = self._take_batch()
         else:
             out = self._gather(np.arange(self.num_envs, dtype=np.int32))
@@ -310,16 +314,16 @@ class AtariVectorEnv(VectorEnv):
         if self._device is not None:
             ids = self._last_ids
             actions = self._check_device_actions(actions)
-            self._last_ids = np.empty(0, np.int32)
+            self._last_ids = _NO_IDS
             self._device.run(self._ids_on_device(ids), self._device_action_set[actions], None, False)
-            self._ready.extend(ids.tolist())
+            self._ready.append(ids)
             return
         ale_actions = self.action_set[self._check_actions(actions)]
         ids = self._last_ids
-        self._last_ids = np.empty(0, np.int32)  # until the next recv(), no batch awaits actions
+        self._last_ids = _NO_IDS  # until the next recv(), no batch awaits actions
         if self._executor is None:
             self.emulator.vector_run(ids, ale_actions, None, False, self.num_threads)
-            self._ready.extend(ids.tolist())
+            self._ready.append(ids)
         else:
             job = self._executor.submit(self.emulator.vector_run, ids, ale_actions, None, False, self.num_threads)
             self._pending.append((job, ids))
@@ -327,12 +331,12 @@ class AtariVectorEnv(VectorEnv):
     def recv(self):
         """The next batch_size environments' (obs, rewards, terminated, truncated, info)."""
         self._check_open()
-        while len(self._ready) < self.batch_size:
+        while sum(map(len, self._ready)) < self.batch_size:
             if not self._pending:
                 raise RuntimeError("recv() without a matching send()")
             job, ids = self._pending.popleft()
             job.result()
-            self._ready.extend(ids.tolist())
+            self._ready.append(ids)
         return self._take_batch()
 
     def close(self, **kwargs):
@@ -420,7 +424,7 @@ class AtariVectorEnv(VectorEnv):
         while self._pending:
             job, ids = self._pending.popleft()
             job.result()
-            self._ready.extend(ids.tolist())
+            self._ready.append(ids)
 
     def _reset_seeds(self, seed, count: int) -> np.ndarray:
         if seed is None:
@@ -442,11 +446,17 @@ class AtariVectorEnv(VectorEnv):
 
     def _check_actions(self, actions) -> np.ndarray:
         if isinstance(actions, torch.Tensor):
-            if actions.device != self.device:
+            if not actions.is_cpu:  # this path's environments are on the CPU, "cpu" and "cpu:0" alike
                 raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
                                  f"move them with .to({str(self.device)!r})")
             actions = actions.numpy()
-        actions = np.asarray(actions)
+        else:
+            actions = np.asarray(actions)
+        # Valid indices pass in a few cheap calls (argmin/argmax cost far less than ufuncs); anything else takes
+        # the checks below, which say what is wrong.
+        if (actions.dtype.kind in "iu" and actions.shape == (self.batch_size,)
+                and actions.item(actions.argmin()) >= 0 and actions.item(actions.argmax()) < len(self.action_set)):
+            return actions
         if not np.issubdtype(actions.dtype, np.integer) or actions.dtype == np.bool_:
             raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
         if actions.shape != (self.batch_size,):
@@ -459,12 +469,18 @@ class AtariVectorEnv(VectorEnv):
         return actions
 
     def _take_batch(self):
-        ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
+        """The next batch_size ready environments, joining or splitting the chunks they were stepped in."""
+        ids = self._ready.popleft()
+        while len(ids) < self.batch_size:
+            ids = np.concatenate((ids, self._ready.popleft()))
+        if len(ids) > self.batch_size:
+            self._ready.appendleft(ids[self.batch_size:])
+            ids = ids[:self.batch_size]
         self._last_ids = ids
         return self._gather(ids)
 
     def _gather(self, ids: np.ndarray):
-        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
+        same_step = self._same_step
         if self._device is not None:
             obs, rewards, terminated, truncated, lives, frames, episode, final = self._device.gather(
                 self._ids_on_device(ids), same_step)
@@ -473,19 +489,21 @@ class AtariVectorEnv(VectorEnv):
             if same_step:  # always present: knowing whether an episode ended would mean waiting for the device
                 info["final_obs"] = final
             return obs, rewards, terminated, truncated, info
+        # Host backend: the results are CPU arrays already. All are fresh, as callers may keep or modify them;
+        # env_id copies ids, which the next send() steps.
         n = len(ids)
-        obs = np.empty((n,) + self.single_observation_space.shape, dtype=np.uint8)
-        rewards, lives, frames, episode_frames = (np.empty(n, np.int32) for _ in range(4))
+        obs = np.empty((n,) + self._frame_shape, np.uint8)
+        rewards, lives, frames, episode_frames = (np.empty(n, np.int32), np.empty(n, np.int32),
+                                                  np.empty(n, np.int32), np.empty(n, np.int32))
         terminated, truncated = np.empty(n, bool), np.empty(n, bool)
-        same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
         final = np.empty_like(obs) if same_step else None
         self.emulator.gather(ids, obs, rewards, terminated, truncated, lives, frames, episode_frames, final)
-        to = lambda a: torch.from_numpy(a).to(self.device)  # noqa: E731
-        info = {"env_id": to(ids), "lives": to(lives), "frame_number": to(frames),
-                "episode_frame_number": to(episode_frames)}
+        tensor = torch.from_numpy
+        info = {"env_id": tensor(ids.copy()), "lives": tensor(lives), "frame_number": tensor(frames),
+                "episode_frame_number": tensor(episode_frames)}
         if same_step and (terminated.any() or truncated.any()):
-            info["final_obs"] = to(final)
-        return to(obs), to(rewards), to(terminated), to(truncated), info
+            info["final_obs"] = tensor(final)
+        return tensor(obs), tensor(rewards), tensor(terminated), tensor(truncated), info
 
     def __del__(self):
         try:

@@ -28,6 +28,7 @@ struct AreaTap {
 };
 
 enum class ResizeKind : uint8_t { kCopy, kFast, kArea };
+constexpr int kMaxPeriod = 64;  // source bytes of a period the host's vector pass takes
 
 // Fixed for a batch. The tap tables live with the caller (host vector or
 // device buffer); 2 * source size taps per axis are always enough.
@@ -39,6 +40,10 @@ struct ResizePlan {
   const AreaTap* ytab;       // kArea: back to back, in destination order
   int32_t xtab_size, ytab_size;
   int32_t xcell_taps;
+  // kArea, one channel: the x cells repeat every period_src source bytes
+  // (period_dst cells) in a multiple of four periods, with the same weights:
+  // 160 -> 84 is 40 -> 21 four times. 0 when they do not.
+  int32_t period_src, period_dst;
 };
 
 namespace preprocess {
@@ -121,11 +126,37 @@ CULE_HD int area_taps(int src_size, int dst_size, int channels, double scale, Ar
 // their widest (at most src_w + 2 dst_w taps), y cells back to back.
 CULE_HD int plan_taps(int src_w, int src_h) { return 3 * src_w + 2 * src_h; }
 
+CULE_HD int gcd(int a, int b) {
+  while (b) {
+    const int t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// Sets the plan's period when its x taps are those of the first period
+// shifted by whole periods, weights equal to the bit, in four or more lanes.
+CULE_HD void find_period(ResizePlan& p) {
+  const int lanes = gcd(p.src_w, p.dst_w), ps = p.src_w / lanes, pd = p.dst_w / lanes, n = p.xcell_taps;
+  if (p.channels != 1 || lanes % 4 || ps % 4 || ps > kMaxPeriod) return;
+  for (int d = 0; d < p.dst_w; ++d) {
+    const int k = d / pd;
+    for (int i = 0; i < n; ++i) {
+      const AreaTap& a = p.xtab[d * n + i];
+      const AreaTap& first = p.xtab[(d - k * pd) * n + i];
+      if (first.src >= ps || a.src != first.src + k * ps || a.alpha != first.alpha) return;
+    }
+  }
+  p.period_src = ps;
+  p.period_dst = pd;
+}
+
 // The plan for src -> dst; tables point at storage of plan_taps(src_w,
 // src_h) taps, filled here when the plan needs them. Only downscaling (or the
 // same size) is supported: ale-py users shrink frames.
 CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int channels, AreaTap* storage) {
-  ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0, 0};
+  ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0, 0, 0, 0};
   if (src_w == dst_w && src_h == dst_h) return p;
   const double sx = 1.0 / ((double)dst_w / src_w), sy = 1.0 / ((double)dst_h / src_h);
   const int ix = (int)(sx + 0.5), iy = (int)(sy + 0.5);  // saturate_cast<int>: nearest
@@ -148,6 +179,7 @@ CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int cha
   p.ytab_size = area_taps(src_h, dst_h, 1, sy, y, 0);
   p.xtab = x;
   p.ytab = y;
+  find_period(p);
   return p;
 }
 
@@ -222,12 +254,86 @@ CULE_HD void horizontal_cells(const ResizePlan& p, const uint8_t* s, uint64_t ch
   }
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+typedef float Float4 __attribute__((vector_size(16)));
+typedef int32_t Int4 __attribute__((vector_size(16)));
+// The x cells of one group of four periods; kTaps taps a cell (0: the plan's).
+template <int kTaps>
+inline void periodic_cells(const ResizePlan& p, const Float4* column, Float4* out) {
+  const int n = kTaps ? kTaps : p.xcell_taps;
+  for (int j = 0; j < p.period_dst; ++j) {
+    const AreaTap* taps = p.xtab + j * n;
+    Float4 acc = column[taps[0].src] * taps[0].alpha;
+    for (int i = 1; i < n; ++i) acc = acc + column[taps[i].src] * taps[i].alpha;
+    __builtin_memcpy(out + j, &acc, sizeof acc);
+  }
+}
+
+// The horizontal pass of a periodic plan on the host: four periods side by
+// side are the lanes of one vector, so each tap is one vector multiply and
+// add, in OpenCV's order per lane. buf holds cell j of period 4g + l at
+// 4 (g period_dst + j) + l (store_row undoes it).
+inline void horizontal_periodic(const ResizePlan& p, const uint8_t* s, float* buf) {
+  const int ps = p.period_src, pd = p.period_dst;
+  Float4 column[kMaxPeriod];  // column[i] = source bytes i of the four periods
+  float f[4 * kMaxPeriod];
+  for (int base = 0, group = 0; base < p.src_w; base += 4 * ps, ++group) {
+    for (int i = 0; i < 4 * ps; ++i) f[i] = s[base + i];
+    for (int i = 0; i < ps; i += 4) {  // a 4 x 4 transpose: rows are periods, columns source bytes
+      Float4 r[4];
+      for (int k = 0; k < 4; ++k) __builtin_memcpy(&r[k], f + k * ps + i, sizeof r[k]);
+      const Float4 ab_lo = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5), ab_hi = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+      const Float4 cd_lo = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5), cd_hi = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+      column[i] = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 4, 5);
+      column[i + 1] = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 6, 7);
+      column[i + 2] = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 4, 5);
+      column[i + 3] = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 6, 7);
+    }
+    Float4* out = (Float4*)(void*)buf + group * pd;  // scratch is float-aligned only: stores go through memcpy
+    if (p.xcell_taps == 3) periodic_cells<3>(p, column, out);
+    else periodic_cells<0>(p, column, out);
+  }
+}
+#endif
+
 // `before`: the row whose pass buf holds, or null.
 CULE_HD void horizontal_pass(const ResizePlan& p, const uint8_t* s, const uint8_t* before, float* buf) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if (p.period_src) {
+    horizontal_periodic(p, s, buf);
+    return;
+  }
+#endif
   const uint64_t changed = before ? changed_words(s, before, p.src_w * p.channels) : ~0ull;
   if (p.channels == 1 && p.xcell_taps == 3) horizontal_cells<1, 3>(p, s, changed, buf);  // 160 -> 84
   else if (p.channels == 1 && p.xcell_taps == 2) horizontal_cells<1, 2>(p, s, changed, buf);
   else horizontal_cells<0, 0>(p, s, changed, buf);
+}
+
+// A destination row from the sums of its taps, which the host's periodic
+// pass leaves in lane order (horizontal_periodic).
+CULE_HD void store_row(const ResizePlan& p, const float* sum, uint8_t* d) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if (p.period_src) {
+    // saturate_u8 four lanes at a time; sums of byte-valued taps with weights
+    // adding up to one lie in [0, 255.5), so rounding alone fits a byte.
+    const int pd = p.period_dst;
+    const Float4 round = Float4{} + 12582912.f;
+    int32_t r[4 * kMaxPeriod];
+    for (int group = 0; group < p.dst_w / pd / 4; ++group) {
+      for (int j = 0; j < pd; ++j) {
+        Float4 v;
+        __builtin_memcpy(&v, sum + 4 * (group * pd + j), sizeof v);
+        const Int4 q = __builtin_convertvector((v + round) - round, Int4);
+        __builtin_memcpy(r + 4 * j, &q, sizeof q);
+      }
+      for (int l = 0; l < 4; ++l)
+        for (int j = 0; j < pd; ++j) d[(4 * group + l) * pd + j] = (uint8_t)r[4 * j + l];
+    }
+    return;
+  }
+#endif
+  for (int x = 0; x < p.dst_w * p.channels; ++x) d[x] = saturate_u8(sum[x]);
 }
 
 // ResizeArea_Invoker for destination rows [row_begin, row_end): `scratch`
@@ -238,7 +344,7 @@ CULE_HD void horizontal_pass(const ResizePlan& p, const uint8_t* s, const uint8_
 // OpenCV's parallel split.
 CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, int row_begin,
                               int row_end) {
-  const int width = p.dst_w * p.channels, cn = p.channels, row_bytes = p.src_w * p.channels;
+  const int width = p.dst_w * p.channels, row_bytes = p.src_w * p.channels;
   float* buf = scratch;
   float* sum = scratch + width;
   const uint8_t* buf_row = nullptr;  // the source row buf holds
@@ -258,8 +364,7 @@ CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* 
         for (int x = 0; x < width; ++x) sum[x] = add_rn(sum[x], mul_rn(beta, buf[x]));
       first = false;
     }
-    uint8_t* d = dst + (size_t)dy * width;
-    for (int x = 0; x < width; ++x) d[x] = saturate_u8(sum[x]);
+    store_row(p, sum, dst + (size_t)dy * width);
   }
 }
 

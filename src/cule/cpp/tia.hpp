@@ -575,8 +575,8 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
   PokeResult result{0, false, due};
   const uint8_t reg = address & 0x3F;
   const int32_t clock = (int32_t)(cycles * 3);
-  const uint32_t line = (uint32_t)clock_sub(clock, t.frame_start_clock) / kClocksPerLine;
-  if ((int32_t)line > (int32_t)t.config.max_scanlines) {
+  // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
+  if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
     result.stop = true;  // scanline cap: the write itself still applies (2.2b)
     t.partial_frame = 0;
   }
