@@ -15,11 +15,8 @@ namespace cule {
 // A fixed set of worker threads that run one job over task indices 0..n-1;
 // the calling thread works too. Threads are created once: starting threads
 // per step costs more than a frame of emulation. Tasks are handed out in
-// runs of neighbours, so threads write apart in memory and claim work a few
-// times per step, not once per environment; each run is a share of what is
-// left (guided scheduling), so the runs shrink towards the end of a step and
-// an environment that costs many frames (a reset) cannot leave the other
-// threads waiting behind a long run of its neighbours.
+// runs of neighbours (about four per thread), so threads write apart in
+// memory and claim work a few times per step, not once per environment.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -45,6 +42,7 @@ class ThreadPool {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       tasks_ = tasks;
+      chunk_ = std::max(1, tasks / (4 * size()));
       next_ = 0;
       busy_ = (int)workers_.size();
       ++generation_;
@@ -57,18 +55,9 @@ class ThreadPool {
   }
 
  private:
-  // Claims [begin, end): half of an even share of the tasks left, at least one.
-  bool claim(int& begin, int& end) {
-    begin = next_.load(std::memory_order_relaxed);
-    do {
-      if (begin >= tasks_) return false;
-      end = begin + std::max(1, (tasks_ - begin) / (2 * size()));
-    } while (!next_.compare_exchange_weak(begin, end, std::memory_order_relaxed));
-    return true;
-  }
   void drain() {
-    for (int begin, end; claim(begin, end);)
-      for (int i = begin; i < end; ++i) (*job_)(i);
+    for (int begin = chunk_ * next_++; begin < tasks_; begin = chunk_ * next_++)
+      for (int i = begin, end = std::min(tasks_, begin + chunk_); i < end; ++i) (*job_)(i);
   }
   void work() {
     uint64_t seen = 0;
@@ -92,7 +81,7 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;
   std::atomic<int> next_{0};
-  int tasks_ = 0, busy_ = 0;
+  int tasks_ = 0, chunk_ = 1, busy_ = 0;
   uint64_t generation_ = 0;
   bool stopping_ = false;
 };
