@@ -45,8 +45,9 @@ def test_growing_is_refused():
 @pytest.mark.parametrize("width", [84, 52, 56, 68, 100, 120, 124, 148, 156, 44, 36])
 @pytest.mark.parametrize("height", [210, 250])
 def test_periodic_widths_equal_opencv(width, height):
-    """Widths whose x cells repeat in four or more periods (gcd(160, width) a multiple of 4) take the host's
+    """Widths whose x cells repeat in a multiple of four periods take the host's
     vector pass; grey frames with runs and repeated rows as the TIA draws them, and random bytes."""
+    assert _core.resize_period(height, 160, 84, width) > 0
     rng = np.random.default_rng(width * height)
     runs = np.repeat(rng.integers(0, 256, (height, 40), dtype=np.uint8), 4, axis=1)
     for img in (runs, np.repeat(runs[::3], 3, axis=0)[:height], rng.integers(0, 256, (height, 160), dtype=np.uint8)):
@@ -54,3 +55,10 @@ def test_periodic_widths_equal_opencv(width, height):
         for dh in (84, height // 3, height):
             assert np.array_equal(cv2.resize(img, (width, dh), interpolation=cv2.INTER_AREA),
                                   _core.resize_area(img, dh, width)), (img.shape, dh, width)
+
+
+def test_other_shapes_take_the_cell_loop():
+    """RGB, integer factors and widths without four periods are resized cell by cell (still equal to OpenCV)."""
+    assert _core.resize_period(210, 160, 84, 84, channels=3) == 0
+    assert _core.resize_period(210, 160, 105, 80) == 0
+    assert _core.resize_period(210, 160, 84, 83) == 0

@@ -136,7 +136,8 @@ CULE_HD int gcd(int a, int b) {
 }
 
 // Sets the plan's period when its x taps are those of the first period
-// shifted by whole periods, weights equal to the bit, in four or more lanes.
+// shifted by whole periods, weights equal to the bit, in a multiple of four
+// lanes (the host's vector pass takes four at a time).
 CULE_HD void find_period(ResizePlan& p) {
   const int lanes = gcd(p.src_w, p.dst_w), ps = p.src_w / lanes, pd = p.dst_w / lanes, n = p.xcell_taps;
   if (p.channels != 1 || lanes % 4 || ps % 4 || ps > kMaxPeriod) return;

@@ -99,6 +99,11 @@ void bind_core(py::module_& m) {
     return out;
   }, py::arg("src"), py::arg("dst_h"), py::arg("dst_w"),
      "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
+  m.def("resize_period", [](int src_h, int src_w, int dst_h, int dst_w, int channels) {
+    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(src_w, src_h));
+    return cule::preprocess::make_plan(src_w, src_h, dst_w, dst_h, channels, taps.data()).period_src;
+  }, py::arg("src_h"), py::arg("src_w"), py::arg("dst_h"), py::arg("dst_w"), py::arg("channels") = 1,
+     "Source bytes of a period of the resize's x cells, whose pass the host runs four periods at a time; 0: none.");
 
   // Lane layout (common.hpp) for the device copies of the lane arrays:
   // the conversions use the kernels' own lane_slot.
