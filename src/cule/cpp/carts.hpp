@@ -13,6 +13,13 @@
 //   rebase_cycles(s, cycles)  the system clock went back to 0 after `cycles`
 // `rom` is the ROM image shared by every environment of a batch, read-only.
 //
+// Most cart reads are instruction fetches from plain ROM. A mapper names
+// them so the bus can skip its peek: a read whose offset (address &
+// kOffsetMask) lies in [kDirectLo, kDirectHi) has no side effect and returns
+// direct_base(s, rom)[offset], a pointer the bus refreshes after every access
+// that went through peek or poke (the only ones that switch banks). A mapper
+// with kDirectLo == kDirectHi routes every read through peek.
+//
 // Stella maps some cart pages "direct" (the System reads or writes an array
 // without calling the cart) and routes the rest to the cart's peek/poke. Only
 // DPC can tell the difference (its RNG is clocked by routed accesses only), so
@@ -66,6 +73,12 @@ constexpr uint32_t kSliceBytes = 1024;  // E0
 
 CULE_HD uint16_t offset_of(uint16_t address) { return (uint16_t)(address & 0x0FFF); }
 
+// Whether a read at `offset` (address & Cart::kOffsetMask) may skip the peek.
+template <class Cart>
+CULE_HD bool is_direct(uint16_t offset) {
+  return (uint16_t)(offset - Cart::kDirectLo) < (uint16_t)(Cart::kDirectHi - Cart::kDirectLo);
+}
+
 // F8 / F6 and their SuperChip variants: 4K banks chosen by a run of
 // consecutive hotspots ending at $xFF9. A hotspot is any access, read or
 // write, whose address & $FFF matches, at any mirror ($FFF8, $3FF8, ...); the
@@ -74,6 +87,11 @@ CULE_HD uint16_t offset_of(uint16_t address) { return (uint16_t)(address & 0x0FF
 template <uint32_t kBanks, uint16_t kFirstHotspot, uint8_t kResetBank, bool kSuperChip>
 struct Banked {
   static constexpr uint32_t kRomBytes = kBanks * kBankBytes;
+  static constexpr uint16_t kOffsetMask = 0x0FFF;
+  static constexpr uint16_t kDirectLo = kSuperChip ? 0x0100 : 0x0000;  // above the SuperChip ports
+  static constexpr uint16_t kDirectHi = kFirstHotspot;
+
+  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom) { return rom + s.bank * kBankBytes; }
 
   CULE_HD static void check_hotspot(CartState& s, uint16_t offset) {
     if (offset >= kFirstHotspot && offset < kFirstHotspot + kBanks) s.bank = (uint8_t)(offset - kFirstHotspot);
@@ -126,6 +144,11 @@ struct Banked {
 template <uint32_t kBytes>
 struct Fixed {
   static constexpr uint32_t kRomBytes = kBytes;
+  static constexpr uint16_t kOffsetMask = (uint16_t)((kBytes < kBankBytes ? kBytes : kBankBytes) - 1);
+  static constexpr uint16_t kDirectLo = 0x0000;
+  static constexpr uint16_t kDirectHi = kBytes <= kBankBytes ? kOffsetMask + 1 : 0;  // FE: A13 picks the half
+
+  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom) { return rom; }
 
   template <class Rng>
   CULE_HD static void power_on(CartState& s, Rng&) { s = CartState{}; }
@@ -173,6 +196,11 @@ struct CartF6SC : cart::Banked<4, 0x0FF6, 0, true> {};
 // byte whatever it switched (section 4.5).
 struct CartE0 {
   static constexpr uint32_t kRomBytes = 8192;
+  // Four windows of different slices: no single base, so every read is a peek.
+  static constexpr uint16_t kOffsetMask = 0x0FFF;
+  static constexpr uint16_t kDirectLo = 0x0000;
+  static constexpr uint16_t kDirectHi = 0x0000;
+  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom) { return rom; }
 
   CULE_HD static void check_hotspot(CartState& s, uint16_t offset) {
     if (offset >= 0x0FE0 && offset < 0x0FF8) s.slice[(offset - 0x0FE0) >> 3] = (uint8_t)(offset & 7);
@@ -224,6 +252,11 @@ struct CartDPC {
   // clock, as Stella writes the constants.
   static constexpr double kOscHz = 15750.0;
   static constexpr double kCpuHz = 1193191.66666667;
+  // The direct-read pages below (the device never sees them).
+  static constexpr uint16_t kOffsetMask = 0x0FFF;
+  static constexpr uint16_t kDirectLo = 0x0080;
+  static constexpr uint16_t kDirectHi = 0x0FC0;
+  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom) { return rom + s.bank * cart::kBankBytes; }
 
   template <class Rng>
   CULE_HD static void power_on(CartState& s, Rng&) {

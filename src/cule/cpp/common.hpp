@@ -19,6 +19,16 @@ typedef long long int64_t;
 #include <cstdint>
 #endif
 
+// Code compiled for the GPU (nvcc's device pass, NVRTC) as opposed to the
+// host (g++: the CPU backend and the launch shim). Where the two want
+// different code for the same result (registers are scarcer on the device,
+// tables and vector lanes cheaper on the host), this one switch says so.
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+#define CULE_DEVICE_CODE 1
+#else
+#define CULE_DEVICE_CODE 0
+#endif
+
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 // Inlining everything into a kernel that runs ALE's whole reset_game over
 // 104 games exhausts nvcc's memory; with the frame loop kept out of line the

@@ -126,6 +126,17 @@ struct ConsoleBus {
   Machine& m;
   const RomView& rom;
   const uint8_t* image;     // rom.image
+#if !CULE_DEVICE_CODE
+  // Cart::direct_base, what plain ROM reads see under the current banks,
+  // kept from one bank switch to the next; the device, short of registers,
+  // recomputes it at each read.
+  const uint8_t* direct;
+  CULE_HOT const uint8_t* direct_rom() const { return direct; }
+  CULE_HOT void banks_changed() { direct = Cart::direct_base(m.cart, image); }
+#else
+  CULE_HOT const uint8_t* direct_rom() const { return Cart::direct_base(m.cart, image); }
+  CULE_HOT void banks_changed() {}
+#endif
   uint8_t* frame;           // the TIA's current frame buffer, or null to skip pixels
   FrameRecorder* recorder;  // records the TIA accesses for a later render, or null
   uint32_t cycles;
@@ -135,7 +146,9 @@ struct ConsoleBus {
 
   CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, FrameRecorder* rec = nullptr)
       : m(machine), rom(r), image(r.image), frame(f), recorder(rec), cycles(machine.cycles),
-        due(machine.tia.last_update_clock), data_bus(machine.data_bus), halt(0) {}
+        due(machine.tia.last_update_clock), data_bus(machine.data_bus), halt(0) {
+    banks_changed();
+  }
   CULE_HD void write_back() {
     m.cycles = cycles;
     m.data_bus = data_bus;
@@ -145,7 +158,13 @@ struct ConsoleBus {
   CULE_HOT uint8_t peek(uint16_t address) {
     uint8_t v;
     if (address & 0x1000) {
-      v = Cart::peek(m.cart, image, address, cycles);
+      const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
+      if (cart::is_direct<Cart>(offset)) {
+        v = direct_rom()[offset];
+      } else {
+        v = Cart::peek(m.cart, image, address, cycles);
+        banks_changed();
+      }
     } else if ((address & 0x0280) == 0x0080) {
       v = m.riot.ram[address & 0x7F];
     } else {
@@ -162,6 +181,7 @@ struct ConsoleBus {
   CULE_HOT void poke(uint16_t address, uint8_t v, bool after_read) {
     if (address & 0x1000) {
       Cart::poke(m.cart, image, address, v, cycles);
+      banks_changed();
     } else if ((address & 0x0280) == 0x0080) {
       m.riot.ram[address & 0x7F] = v;
     } else {
@@ -239,8 +259,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
 #endif
-  uint32_t n = 0;
-  while (n < kFrameInstructionBudget && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
+  uint32_t left = kFrameInstructionBudget;  // counted down: one decrement tests it
+  while (left && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
     // One scanline's instructions, up to a WSYNC write. The threads of a GPU
     // warp leave this inner loop together, so the warp regroups at every
     // scanline instead of drifting apart for the whole frame
@@ -248,11 +268,10 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
     bus.halt = 0;
     do {
       cpu::step(regs, bus);
-      ++n;
 #ifdef CULE_TRACE_INSTRUCTION
       CULE_TRACE_INSTRUCTION();
 #endif
-    } while (n < kFrameInstructionBudget && !bus.halt);
+    } while (--left && !bus.halt);
   }
   bus.write_back();
   m.cpu = regs;

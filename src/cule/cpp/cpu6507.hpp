@@ -133,7 +133,7 @@ CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
 
 CULE_OP void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
 CULE_OP bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
 // N and Z of every byte: on the host one load replaces the five operations
 // computing them, in the flag update most instructions end with.
 struct NzFlags {
@@ -146,7 +146,7 @@ inline constexpr NzFlags kNzFlags{};
 #endif
 
 CULE_OP void set_nz(Cpu6507& c, uint8_t v) {
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | kNzFlags.of[v]);
 #else
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | (v & flag::N) | (v ? 0 : flag::Z));

@@ -49,14 +49,14 @@ struct ResizePlan {
 namespace preprocess {
 
 CULE_HD float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
 CULE_HD float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   return __fadd_rn(a, b);
 #else
   return a + b;
@@ -67,7 +67,7 @@ CULE_HD float add_rn(float a, float b) {
 // rounding mode for |v| < 2^22 (sums of bytes are far inside), without
 // nearbyint's library call, and lets the loops around it vectorise.
 CULE_HD uint8_t saturate_u8(float v) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   const int r = __float2int_rn(v);
 #else
   constexpr float kRound = 12582912.f;
@@ -205,7 +205,7 @@ CULE_HD void resize_fast(const ResizePlan& p, const uint8_t* src, uint8_t* dst) 
 }
 
 CULE_HD bool same_row(const uint8_t* a, const uint8_t* b, int bytes) {
-#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+#if CULE_DEVICE_CODE
   for (int i = 0; i < bytes; ++i)
     if (a[i] != b[i]) return false;
   return true;
@@ -221,7 +221,7 @@ CULE_HD uint64_t changed_words(const uint8_t* a, const uint8_t* b, int bytes) {
   uint64_t changed = 0;
   for (int w = 0; w < bytes / 8; ++w) {
     uint64_t x = 0, y = 0;
-#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+#if CULE_DEVICE_CODE
     for (int i = 7; i >= 0; --i) x = x << 8 | a[8 * w + i], y = y << 8 | b[8 * w + i];
 #else
     __builtin_memcpy(&x, a + 8 * w, 8);
@@ -255,7 +255,7 @@ CULE_HD void horizontal_cells(const ResizePlan& p, const uint8_t* s, uint64_t ch
   }
 }
 
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
 typedef float Float4 __attribute__((vector_size(16)));
 typedef int32_t Int4 __attribute__((vector_size(16)));
 // The x cells of one group of four periods; kTaps taps a cell (0: the plan's).
@@ -299,7 +299,7 @@ inline void horizontal_periodic(const ResizePlan& p, const uint8_t* s, float* bu
 
 // `before`: the row whose pass buf holds, or null.
 CULE_HD void horizontal_pass(const ResizePlan& p, const uint8_t* s, const uint8_t* before, float* buf) {
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
   if (p.period_src) {
     horizontal_periodic(p, s, buf);
     return;
@@ -314,7 +314,7 @@ CULE_HD void horizontal_pass(const ResizePlan& p, const uint8_t* s, const uint8_
 // A destination row from the sums of its taps, which the host's periodic
 // pass leaves in lane order (horizontal_periodic).
 CULE_HD void store_row(const ResizePlan& p, const float* sum, uint8_t* d) {
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
   if (p.period_src) {
     // saturate_u8 four lanes at a time; sums of byte-valued taps with weights
     // adding up to one lie in [0, 255.5), so rounding alone fits a byte.
@@ -390,7 +390,7 @@ CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, int 
   for (int row = 0; row < pixels; row += width) {
     const uint8_t* in = indices + row;
     uint8_t* o = out + (size_t)row * cn;
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
     if (row && __builtin_memcmp(in, in - width, (size_t)width) == 0) {
       __builtin_memcpy(o, o - width * cn, (size_t)(width * cn));
       continue;
@@ -398,7 +398,7 @@ CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, int 
 #endif
     if (grayscale) {
       int i = 0;
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
       // Eight pixels of one colour (most of a row) take one lookup.
       for (; i + 8 <= width; i += 8) {
         uint64_t group;
@@ -435,7 +435,7 @@ CULE_HD void max_in_place(uint8_t* __restrict__ dst, const uint8_t* __restrict__
 CULE_HD void apply_palette_max(const uint8_t* __restrict__ indices, int pixels, int width, bool grayscale,
                                const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
                                const uint8_t* __restrict__ before, uint8_t* __restrict__ out) {
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+#if !CULE_DEVICE_CODE
   apply_palette(indices, pixels, width, grayscale, gray, rgb, out);
   max_in_place(out, before, grayscale ? pixels : 3 * pixels);
 #else

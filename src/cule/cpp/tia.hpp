@@ -130,7 +130,7 @@ struct LineBits {
 };
 
 CULE_HD int lowest_bit(uint64_t v) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   return __ffsll((long long)v) - 1;
 #else
   return __builtin_ctzll(v);
@@ -224,7 +224,7 @@ CULE_HD LineBits ball_bits(const ObjectMask& m) {
 }
 
 CULE_HD uint32_t reverse_bits32(uint32_t v) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   return __brev(v);
 #else
   v = (v >> 16) | (v << 16);
@@ -281,7 +281,7 @@ CULE_HD ObjectMask ball_mask_for(int pos, uint8_t ctrlpf) { return make_mask(pos
 // memset with the value in a register: a byte loop storing through
 // uint8_t* would reload a Tia field every pixel (the store may alias it).
 CULE_HD void fill_bytes(uint8_t* p, uint8_t v, int n) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   for (int i = 0; i < n; ++i) p[i] = v;
 #else
   __builtin_memset(p, v, (size_t)n);
@@ -298,7 +298,7 @@ CULE_HD uint64_t expand_byte(uint64_t b) {
 
 CULE_HD uint64_t load8(const uint8_t* p) {
   uint64_t v = 0;
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
 #else
   __builtin_memcpy(&v, p, 8);
@@ -306,7 +306,7 @@ CULE_HD uint64_t load8(const uint8_t* p) {
   return v;
 }
 CULE_HD void store8(uint8_t* p, uint64_t v) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
 #else
   __builtin_memcpy(p, &v, 8);
