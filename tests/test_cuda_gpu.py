@@ -96,3 +96,26 @@ def test_cuda_launch_geometry_equals_cpu_backend(n, steps):
         rc, rg = cpu.step(a), gpu.step(a.cuda())
         assert torch.equal(rc[0], rg[0].cpu()) and torch.equal(rc[1], rg[1].cpu()), f"step {t} ({per_warp} per warp)"
     assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
+
+
+@pytest.mark.parametrize("game", ["pong", "ms_pacman", "pitfall2"])
+def test_cuda_states_equal_cpu_rows_and_replay(game):
+    n = 40
+    kw = dict(repeat_action_probability=0.25, max_num_frames_per_episode=300)
+    cpu = cule.AtariVectorEnv(game, n, **kw)
+    gpu = cule.AtariVectorEnv(game, n, device="cuda", **kw)
+    cpu.reset(seed=1)
+    gpu.reset(seed=1)
+    rng = np.random.default_rng(2)
+    actions = torch.from_numpy(rng.integers(0, cpu.single_action_space.n, size=(100, n)))
+    for a in actions[:30]:
+        cpu.step(a)
+        gpu.step(a.cuda())
+    saved = gpu.clone_state()
+    assert saved.is_cuda and torch.equal(saved.cpu(), cpu.clone_state())
+    first = [gpu.step(a.cuda())[0].cpu() for a in actions[30:]]
+    gpu.restore_state(saved)
+    assert all(torch.equal(o, gpu.step(a.cuda())[0].cpu()) for o, a in zip(first, actions[30:]))
+    gpu.copy_state(0, torch.arange(1, n))
+    obs = gpu.step(torch.zeros(n, dtype=torch.long).cuda())[0]
+    assert all(torch.equal(obs[i], obs[0]) for i in range(n))

@@ -1,5 +1,6 @@
 """cule: a batched Atari 2600 emulator that reproduces ALE (ale-py 0.12.1) exactly."""
-from .errors import CudaUnavailableError, RomError, UnknownGameError, UnknownRomWarning, UnsupportedCartridgeError
+from .errors import (CudaUnavailableError, RomError, StateError, UnknownGameError, UnknownRomWarning,
+                     UnsupportedCartridgeError)
 from .roms import Rom, detect_bankswitch, list_games, load_rom
 from .make import make
 from .vector_env import AtariVectorEnv
@@ -9,6 +10,7 @@ __all__ = [
     "CudaUnavailableError",
     "Rom",
     "RomError",
+    "StateError",
     "UnknownGameError",
     "UnknownRomWarning",
     "UnsupportedCartridgeError",

@@ -19,3 +19,8 @@ class UnknownRomWarning(UserWarning):
 
 class CudaUnavailableError(RuntimeError):
     """device='cuda' was asked for on a machine or install that cannot run it; the message names what is missing."""
+
+
+class StateError(ValueError):
+    """A saved state that this environment cannot restore: another game, other options, another format version,
+    or not a state at all. Nothing was changed."""

@@ -21,8 +21,9 @@ import torch
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from . import state as state_format
 from .backends.cpu import make_emulator
-from .errors import UnknownRomWarning
+from .errors import StateError, UnknownRomWarning
 from .games import BARE_GAME, game_info
 from .palettes import palette_for
 from .roms import load_rom
@@ -208,6 +209,17 @@ class AtariVectorEnv(VectorEnv):
             default_mode=info["default_mode"], mode=self.mode, difficulty=self.difficulty,
             cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
         self.reset_mode = reset_mode
+        # What a saved state's meaning depends on (cule.state): everything but where and how fast the env runs.
+        self._state_name = self.game or self.rom.md5
+        self._state_key = state_format.state_key(dict(
+            rom=self.rom.md5, cart=self.emulator.cart, layout=self.emulator.state_bytes(True),
+            repeat_action_probability=float(repeat_action_probability), max_frames=limit, gymnasium=_gymnasium,
+            frameskip=self.frameskip, stack_num=self.stack_num, img=(self.img_height, self.img_width),
+            grayscale=self.grayscale, maxpool=bool(maxpool), noop_max=int(noop_max), fire=bool(use_fire_reset),
+            episodic_life=bool(episodic_life), life_loss_info=bool(life_loss_info),
+            reward_clipping=bool(reward_clipping), autoreset=self.autoreset_mode.value, reset_mode=reset_mode,
+            cache=int(reset_cache_size) if reset_mode == "cache" else 0, mode=self.mode, difficulty=self.difficulty,
+            full_action_space=bool(full_action_space)))
 
         frame = (self.img_height, self.img_width) + (() if self.grayscale else (3,))
         self._frame_shape = frame if _gymnasium else (self.stack_num,) + frame
@@ -378,6 +390,99 @@ class AtariVectorEnv(VectorEnv):
     def get_action_set(self) -> np.ndarray:
         """ALE action ids of the action indices."""
         return self.action_set.copy()
+
+    # ---- environment states: clone, restore, fork
+
+    def clone_state(self, ids=None, *, include_rng: bool = True) -> torch.Tensor:
+        """The states of environments `ids` (default: all), uint8 [len(ids), state bytes] on ``device``.
+
+        A row holds everything that decides an environment's future: console
+        and cartridge, ALE's state and frame counters, the sticky-action RNG
+        (left out with ``include_rng=False``, as ALE's cloneState), the reset
+        no-op RNG, the frame buffers, the observation stack and the last
+        step's results, behind a header naming the game, options and format
+        (cule.state). restore_state() takes the rows back, here or in another
+        env built with the same arguments; torch.save keeps them. On a GPU the
+        states never leave it. ``ids``: an int, a sequence, or an array of ints.
+        """
+        ids = self._state_ids(ids, "ids")
+        rows_shape = (len(ids), state_format.HEADER_BYTES + self.emulator.state_bytes(bool(include_rng)))
+        head = state_format.header(self._state_name, self._state_key, rows_shape[1] - state_format.HEADER_BYTES,
+                                   bool(include_rng))
+        if self._device is None:
+            rows = np.empty(rows_shape, np.uint8)
+            rows[:, :state_format.HEADER_BYTES] = head
+            self.emulator.save_states(ids, rows, state_format.HEADER_BYTES, bool(include_rng))
+            return torch.from_numpy(rows)
+        rows = torch.empty(rows_shape, dtype=torch.uint8, device=self.device)
+        rows[:, :state_format.HEADER_BYTES] = torch.from_numpy(head).to(self.device)
+        self._device.save_states(self._ids_on_device(ids), rows, state_format.HEADER_BYTES, bool(include_rng))
+        return rows
+
+    def restore_state(self, states, ids=None) -> None:
+        """Puts states from clone_state() back: row i into environment ids[i] (default: all, one row each).
+
+        The next step continues as the cloned environment would have, bit for
+        bit. Rows without the sticky-action RNG leave the environment's own.
+        Rows of another game, other options or another format version raise
+        StateError, and nothing changes.
+        """
+        ids = self._state_ids(ids, "ids")
+        rows = state_format.as_rows(states)
+        if rows.shape[0] != len(ids):
+            raise StateError(f"{rows.shape[0]} state row(s) for {len(ids)} environment(s): pass one row per id")
+        with_rng = state_format.read_headers(rows, self._state_name, self._state_key, self.emulator.state_bytes)
+        if self._device is None:
+            data = np.ascontiguousarray(rows.cpu().numpy())
+            self.emulator.load_states(ids, data, state_format.HEADER_BYTES, with_rng)
+        else:
+            rows = rows.to(self.device).contiguous()
+            self._device.load_states(self._ids_on_device(ids), rows, state_format.HEADER_BYTES, with_rng)
+        self._loaded[ids] = True
+
+    def copy_state(self, src_ids, dst_ids, *, include_rng: bool = True) -> None:
+        """Forks: environment src_ids[i]'s state onto dst_ids[i], without the states leaving the device.
+
+        An environment cannot be both a source and a destination in one call,
+        nor a destination twice (one source may feed many). With
+        ``include_rng=False`` each destination keeps its sticky-action RNG,
+        so the forks draw different sticky actions.
+        """
+        src = self._state_ids(src_ids, "src_ids")
+        dst = self._state_ids(dst_ids, "dst_ids")
+        if len(src) == 1 and len(dst) > 1:
+            src = np.repeat(src, len(dst))
+        if len(src) != len(dst):
+            raise ValueError(f"src_ids ({len(src)}) and dst_ids ({len(dst)}) must pair up (or src_ids be one id)")
+        if len(np.unique(dst)) != len(dst):
+            raise ValueError("dst_ids lists an environment twice")
+        if np.intersect1d(src, dst).size:
+            raise ValueError(f"environments {np.intersect1d(src, dst).tolist()} are both sources and destinations; "
+                             f"fork in two calls")
+        if self._device is None:
+            self.emulator.copy_states(src, dst, bool(include_rng))
+        else:
+            self._device.copy_states(self._ids_on_device(src), self._ids_on_device(dst), bool(include_rng))
+        self._loaded[dst] = True
+
+    def _state_ids(self, ids, name: str) -> np.ndarray:
+        """Validated environment ids (int32) for the state methods, after any background steps finished."""
+        self._check_open()
+        if self._last_ids is None:
+            raise RuntimeError("call reset() before cloning, restoring or copying states")
+        if self.batch_size != self.num_envs:
+            raise ValueError(f"states need batch_size == num_envs (got batch_size={self.batch_size}, "
+                             f"num_envs={self.num_envs})")
+        if ids is None:
+            return np.arange(self.num_envs, dtype=np.int32)
+        if isinstance(ids, torch.Tensor):
+            ids = ids.cpu().numpy()
+        array = np.atleast_1d(np.asarray(ids))
+        if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_):
+            raise TypeError(f"{name} must be an int or a 1-D sequence of ints, got {ids!r}")
+        if array.size and (array.min() < 0 or array.max() >= self.num_envs):
+            raise ValueError(f"{name} must lie in [0, {self.num_envs - 1}], got {array.min()}..{array.max()}")
+        return array.astype(np.int32)
 
     # ---- internals
 

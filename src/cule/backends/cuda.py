@@ -217,6 +217,31 @@ class DeviceBatch:
                                                 0 if final_obs is None else final_obs.data_ptr()))
         return obs, rewards, terminated, truncated, lives, frames, episode, final_obs
 
+    # Environment states (cule/cpp/state_rows.hpp): one block per environment, its threads striding over the row.
+    STATE_THREADS = 256
+
+    def save_states(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
+        """rows [B, row_bytes] uint8 on the device: environment ids[i]'s state into row i from byte `offset` on."""
+        self._state_rows(ids, rows, offset, with_rng, save=True)
+
+    def load_states(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
+        """The reverse of save_states."""
+        self._state_rows(ids, rows, offset, with_rng, save=False)
+
+    def copy_states(self, src: torch.Tensor, dst: torch.Tensor, with_rng: bool) -> None:
+        """Environment src[i]'s state onto dst[i] in one launch (no environment both a source and a destination)."""
+        n = src.numel()
+        if n:
+            self.launcher.launch("cule_copy_state", Geometry(n, self.STATE_THREADS, 0, WARP),
+                                 (self.view.data_ptr(), src.data_ptr(), dst.data_ptr(), _Int32(n), _Int32(with_rng)))
+
+    def _state_rows(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool, save: bool) -> None:
+        n = ids.numel()
+        if n:
+            self.launcher.launch("cule_state_rows", Geometry(n, self.STATE_THREADS, 0, WARP),
+                                 (self.view.data_ptr(), ids.data_ptr(), _Int32(n), rows.data_ptr(),
+                                  _Int32(rows.shape[1]), _Int32(offset), _Int32(with_rng), _Int32(save)))
+
     def render_stats(self) -> dict[str, int]:
         """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
         environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""

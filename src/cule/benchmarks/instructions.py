@@ -37,18 +37,25 @@ from cule.benchmarks import add_output_dir
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 
+# GC_NOTE: both children freeze what start-up allocated (gc.freeze) before
+# stepping. Otherwise a full collection, which walks every object torch's or
+# OpenCV's import made, lands in one run length and not the other, and
+# moves the difference by up to 0.1M instructions a step between runs.
+
 CULE_CHILD = """
-import sys, numpy as np, torch, cule
+import gc, sys, numpy as np, torch, cule
 game, steps = sys.argv[1], int(sys.argv[2])
 env = cule.AtariVectorEnv(game, 1, num_threads=1)
 env.reset(seed=0)
 actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, 1)))
+gc.collect()
+gc.freeze()  # start-up objects out of the collector's way (see GC_NOTE)
 for k in range(steps):
     env.step(actions[k])
 """
 
 ALE_CHILD = """
-import sys, numpy as np, cv2, ale_py
+import gc, sys, numpy as np, cv2, ale_py
 game, steps = sys.argv[1], int(sys.argv[2])
 ale = ale_py.ALEInterface()
 ale.setLoggerMode(ale_py.LoggerMode.Error)
@@ -79,6 +86,8 @@ def reset():
 
 reset()
 actions = rng.integers(0, len(action_set), size=steps)
+gc.collect()
+gc.freeze()  # start-up objects out of the collector's way (see GC_NOTE)
 for k in range(steps):
     if ale.game_over():
         reset()

@@ -9,6 +9,7 @@
 // per mapper. Include the core headers before this file.
 #include "vector.hpp"
 #include "carts.hpp"
+#include "state_rows.hpp"
 #include "games/registry.hpp"
 
 #ifndef CULE_KERNEL
@@ -109,4 +110,24 @@ CULE_KERNEL cule_gather(const cule::BatchView* batch, const int32_t* ids, int32_
   if (i >= count) return;
   cule::EnvFrames{*batch, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
                                          episode_frame_numbers, final_obs);
+}
+
+// Environment states as rows of bytes (state_rows.hpp), one block per listed
+// environment, its threads striding over the row: rows[i * row_bytes ...],
+// from byte `offset` on, is environment ids[i]'s state, written (save != 0)
+// or read back into the environment.
+CULE_KERNEL cule_state_rows(const cule::BatchView* batch, const int32_t* ids, int32_t count, uint8_t* rows,
+                            int32_t row_bytes, int32_t offset, int32_t with_rng, int32_t save) {
+  const int i = (int)blockIdx.x;
+  if (i >= count) return;
+  cule::transfer_state(*batch, ids[i], with_rng != 0, rows + (size_t)i * (uint32_t)row_bytes + offset, save != 0,
+                       threadIdx.x, blockDim.x);
+}
+
+// Forks: environment src[i]'s state onto dst[i], inside device memory.
+CULE_KERNEL cule_copy_state(const cule::BatchView* batch, const int32_t* src, const int32_t* dst, int32_t count,
+                            int32_t with_rng) {
+  const int i = (int)blockIdx.x;
+  if (i >= count) return;
+  cule::fork_state(*batch, src[i], dst[i], with_rng != 0, threadIdx.x, blockDim.x);
 }

@@ -35,7 +35,8 @@ void launch(unsigned grid, unsigned block, Kernel kernel, Args... args) {
 
 // The kernels, in the order Kernels holds them; the Python side takes the
 // names from here (cule._core.kernel_names) for both launchers.
-#define CULE_KERNEL_LIST(X) X(cule_run) X(cule_render) X(cule_reset) X(cule_gather)
+#define CULE_KERNEL_LIST(X) \
+  X(cule_run) X(cule_render) X(cule_reset) X(cule_gather) X(cule_state_rows) X(cule_copy_state)
 
 // A launch as the CUDA driver API takes one: the kernel's arguments as one
 // list, here 64-bit words (pointers as addresses), as Python passes them.

@@ -40,6 +40,21 @@ std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string
                                           repeat_action_probability, max_num_frames_per_episode);
 }
 
+// save_states / load_states: rows [count, row_bytes] for `ids`.
+void state_rows(cule::Emulator& e, const py::array_t<int32_t, py::array::c_style>& ids,
+                py::array_t<uint8_t, py::array::c_style>& rows, size_t offset, bool with_rng, bool save) {
+  if (ids.ndim() != 1 || rows.ndim() != 2 || rows.shape(0) != ids.shape(0))
+    throw std::invalid_argument("rows (uint8) need shape [count, row_bytes], one row per listed environment");
+  uint8_t* data = rows.mutable_data();
+  const size_t row_bytes = (size_t)rows.shape(1);
+  py::gil_scoped_release release;
+  if (save) {
+    e.save_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng);
+  } else {
+    e.load_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng);
+  }
+}
+
 }  // namespace
 
 void bind_emulator(py::module_& m) {
@@ -122,6 +137,24 @@ void bind_emulator(py::module_& m) {
       }, py::arg("ids"), py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"),
          py::arg("lives"), py::arg("frame_numbers"), py::arg("episode_frame_numbers"), py::arg("final_obs") = py::none(),
          "Writes the listed environments' latest results, in that order, into the given arrays.")
+      .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
+           "Bytes of one environment's state (cule/cpp/state_rows.hpp), with or without the sticky-action RNG.")
+      .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                             py::array_t<uint8_t, py::array::c_style> rows, size_t offset, bool with_rng) {
+        state_rows(e, ids, rows, offset, with_rng, true);
+      }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
+         "Copies the listed environments' states into rows [count, row_bytes], each from byte `offset` on.")
+      .def("load_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
+                             py::array_t<uint8_t, py::array::c_style> rows, size_t offset, bool with_rng) {
+        state_rows(e, ids, rows, offset, with_rng, false);
+      }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
+         "Puts states saved by save_states back into the listed environments.")
+      .def("copy_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> src,
+                             py::array_t<int32_t, py::array::c_style> dst, bool with_rng) {
+        if (src.ndim() != 1 || dst.ndim() != 1 || src.size() != dst.size())
+          throw std::invalid_argument("src and dst (int32) need one entry per fork");
+        e.copy_states(src.data(), dst.data(), (int)src.size(), with_rng);
+      }, py::arg("src"), py::arg("dst"), py::arg("with_rng"), "Copies environment src[i]'s state onto dst[i].")
       .def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
       .def_property_readonly("cart", [](const cule::Emulator& e) { return cart_name(e.cart()); })
       .def("arrays", [](py::object self) {

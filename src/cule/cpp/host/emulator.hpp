@@ -20,6 +20,7 @@
 #include "host/mapper_ops.hpp"
 #include "host/thread_pool.hpp"
 #include "preprocess.hpp"
+#include "state_rows.hpp"
 #include "vector.hpp"
 
 namespace cule {
@@ -255,6 +256,22 @@ class BasicEmulator {
                                   final_obs);
   }
 
+  // Environment states as rows of bytes (state_rows.hpp): row i of `rows`
+  // (row_bytes apart) holds environment ids[i]'s state from byte `offset` on.
+  uint32_t state_bytes(bool with_rng) { return state_row_bytes(view(), with_rng); }
+  void save_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng) {
+    transfer_states(ids, count, rows, row_bytes, offset, with_rng, true);
+  }
+  void load_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng) {
+    transfer_states(ids, count, rows, row_bytes, offset, with_rng, false);
+  }
+  // Forks: src[i]'s state onto dst[i], in order.
+  void copy_states(const int32_t* src, const int32_t* dst, int count, bool with_rng) {
+    for (int i = 0; i < count; ++i) check(src[i]), check(dst[i]);
+    const BatchView b = view();
+    for (int i = 0; i < count; ++i) fork_state(b, src[i], dst[i], with_rng, 0, 1);
+  }
+
   const Machine& machine(int env) const { return machines_[check(env)]; }
   const EnvState& state(int env) const { return envs_[check(env)]; }
   bool game_over(int env) const {
@@ -272,6 +289,14 @@ class BasicEmulator {
   int check(int env) const {
     if (env < 0 || env >= n_) throw std::out_of_range("env index " + std::to_string(env) + " out of range");
     return env;
+  }
+
+  void transfer_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng,
+                       bool save) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    if (offset + state_bytes(with_rng) > row_bytes) throw std::invalid_argument("a state row is too short");
+    const BatchView b = view();
+    for (int i = 0; i < count; ++i) transfer_state(b, ids[i], with_rng, rows + i * row_bytes + offset, save, 0, 1);
   }
 
   template <class F>

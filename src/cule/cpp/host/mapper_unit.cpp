@@ -3,6 +3,7 @@
 // that the build sets (CMakeLists.txt: one object per entry of mappers.inc).
 #include "games/registry.hpp"
 #include "host/mapper_unit.hpp"
+#include "state_rows.hpp"
 #include "../../kernels/shim.hpp"
 
 #ifndef CULE_UNIT_CART

@@ -1,0 +1,88 @@
+"""The format of saved environment states (AtariVectorEnv.clone_state and restore_state).
+
+A state is one row of uint8 per environment: a 64-byte header, then the
+environment's state as cule/cpp/state_rows.hpp lays it out. The header makes a
+row self-describing, so a row can be restored into any environment of an env
+built for the same ROM and options, in this process or another
+(``torch.save``/``torch.load`` keep the tensor as it is):
+
+    bytes  0-3   b"CuLE"
+           4-7   format version (little-endian uint32)
+           8-15  key: a digest of the ROM, the env's options and the layout
+          16-19  bytes after the header (little-endian uint32)
+          20     1 if the row holds the sticky-action RNG, else 0
+          21-23  zero
+          24-63  the game id (or the ROM's md5), ASCII, zero-padded
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import numpy as np
+import torch
+
+from .errors import StateError
+
+MAGIC = b"CuLE"
+VERSION = 1
+HEADER_BYTES = 64
+_NAME_BYTES = 40
+
+
+def state_key(fields: dict) -> bytes:
+    """8 bytes naming everything a row's meaning depends on: ROM, options and layout (`fields`, plain values)."""
+    text = repr(sorted(fields.items())).encode()
+    return hashlib.blake2b(text, digest_size=8).digest()
+
+
+def header(name: str, key: bytes, payload: int, with_rng: bool) -> np.ndarray:
+    """The 64 header bytes of rows with `payload` bytes of state."""
+    raw = (MAGIC + struct.pack("<I", VERSION) + key + struct.pack("<I", payload) + bytes([int(with_rng), 0, 0, 0])
+           + name.encode("ascii", "replace")[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0"))
+    assert len(raw) == HEADER_BYTES
+    return np.frombuffer(raw, dtype=np.uint8).copy()
+
+
+def as_rows(states) -> torch.Tensor:
+    """`states` (torch or numpy uint8, [n, bytes] or one row [bytes]) as a 2-D uint8 tensor, or StateError."""
+    if isinstance(states, np.ndarray):
+        states = torch.from_numpy(states)
+    if not isinstance(states, torch.Tensor):
+        raise StateError(f"states must be the uint8 tensor clone_state() returned, got {type(states).__name__}")
+    if states.dtype != torch.uint8:
+        raise StateError(f"states must be uint8 (as clone_state() returns them), got {states.dtype}")
+    if states.dim() == 1:
+        states = states.unsqueeze(0)
+    if states.dim() != 2 or states.shape[1] < HEADER_BYTES:
+        raise StateError(f"states must have shape [n, state bytes] as clone_state() returns them, "
+                         f"got {tuple(states.shape)}")
+    return states
+
+
+def read_headers(rows: torch.Tensor, name: str, key: bytes, payload_of) -> bool:
+    """Checks every row's header against this env (game `name`, `key`, payload_of(with_rng) bytes); returns
+    whether the rows hold the sticky-action RNG. Raises StateError saying what differs; reads only headers."""
+    heads = rows[:, :HEADER_BYTES].cpu().numpy()
+    first = heads[0].tobytes()
+    if (heads != heads[0]).any():
+        raise StateError("the rows come from different games, options or include_rng settings; "
+                         "restore them with separate calls")
+    if first[:4] != MAGIC:
+        raise StateError("these rows are not cule states (no b'CuLE' header): pass what clone_state() returned")
+    version = struct.unpack("<I", first[4:8])[0]
+    if version != VERSION:
+        raise StateError(f"the states are in format version {version}; this cule reads version {VERSION}. "
+                         f"Clone them again with this version")
+    their_name = first[24:24 + _NAME_BYTES].rstrip(b"\0").decode("ascii", "replace")
+    if their_name != name:
+        raise StateError(f"the states are of {their_name!r}, this environment plays {name!r}")
+    if first[8:16] != key:
+        raise StateError(f"the states of {name!r} were cloned from an env with other options (frameskip, stack, "
+                         f"observation size, autoreset, reset or ALE settings) or another cule layout; build the env "
+                         f"with the same arguments (device, num_envs and threads may differ)")
+    with_rng = bool(first[20])
+    payload = struct.unpack("<I", first[16:20])[0]
+    if payload != payload_of(with_rng) or rows.shape[1] != HEADER_BYTES + payload:
+        raise StateError(f"state rows of {rows.shape[1]} bytes, expected {HEADER_BYTES + payload_of(with_rng)}")
+    return with_rng
