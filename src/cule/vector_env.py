@@ -466,7 +466,7 @@ class AtariVectorEnv(VectorEnv):
         self._loaded[dst] = True
 
     def _state_ids(self, ids, name: str) -> np.ndarray:
-        """Validated environment ids (int32) for the state methods, after any background steps finished."""
+        """Validated environment ids (int32) for the state methods; whole batches only, so none is stepping."""
         self._check_open()
         if self._last_ids is None:
             raise RuntimeError("call reset() before cloning, restoring or copying states")
