@@ -95,7 +95,7 @@ CULE_HD size_t lane_slot(int env, size_t item, size_t items, uint32_t lanes) {
 // Copies 4 bytes between objects of different types (a store through a cast
 // pointer would break C++'s aliasing rules); both compile to one move.
 CULE_HD void copy_word(void* to, const void* from) {
-#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+#if CULE_DEVICE_CODE
   memcpy(to, from, 4);
 #else
   __builtin_memcpy(to, from, 4);
@@ -130,7 +130,7 @@ struct LaneArray {
 
 // The next free slot of a list that a kernel's threads append to.
 CULE_HD int32_t claim_slot(int32_t* count) {
-#if defined(__CUDA_ARCH__)
+#if CULE_DEVICE_CODE
   return atomicAdd(count, 1);
 #else
   return (*count)++;  // the CPU backend and the launch shim run one thread at a time per list

@@ -112,7 +112,7 @@ CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
   if (recorder) recorder->write(cycles, address, v, after_read);
   const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read, due);
   return IoWrite{r.stall_cycles, r.due,
-                 (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == 0x02 ? kHaltLine : 0))};
+                 (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == tia::reg::WSYNC ? kHaltLine : 0))};
 }
 
 // The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the

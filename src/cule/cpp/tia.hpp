@@ -561,6 +561,19 @@ CULE_HD bool hmove_blanks_at(int i) { return i <= 20 || i == 75; }
 // The later of two colour clocks (they wrap at 32 bits, see clock_add).
 CULE_HD int32_t later(int32_t a, int32_t b) { return clock_sub(a, b) > 0 ? a : b; }
 
+// The TIA's registers by their data-sheet names: writes decode A5-A0,
+// reads A3-A0 (the other address bits are mirrors).
+namespace reg {
+enum Write : uint8_t {
+  VSYNC = 0x00, VBLANK, WSYNC, RSYNC, NUSIZ0, NUSIZ1, COLUP0, COLUP1, COLUPF, COLUBK, CTRLPF, REFP0, REFP1, PF0, PF1,
+  PF2, RESP0, RESP1, RESM0, RESM1, RESBL, AUDC0, AUDC1, AUDF0, AUDF1, AUDV0, AUDV1, GRP0, GRP1, ENAM0, ENAM1, ENABL,
+  HMP0, HMP1, HMM0, HMM1, HMBL, VDELP0, VDELP1, VDELBL, RESMP0, RESMP1, HMOVE, HMCLR, CXCLR,
+};
+enum Read : uint8_t {
+  CXM0P = 0x00, CXM1P, CXP0FB, CXP1FB, CXM0FB, CXM1FB, CXBLPF, CXPPMM, INPT0, INPT1, INPT2, INPT3, INPT4, INPT5,
+};
+}  // namespace reg
+
 // Applies a TIA register write (3.2 and 4). `cycles` is the system clock at
 // the end of the writing instruction. Stella first draws the picture up to
 // the write's clock plus the register's delay, then applies the write. A
@@ -573,7 +586,7 @@ CULE_HD int32_t later(int32_t a, int32_t b) { return clock_sub(a, b) > 0 ? a : b
 CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
                            bool last_access_was_read, int32_t due) {
   PokeResult result{0, false, due};
-  const uint8_t reg = address & 0x3F;
+  const uint8_t which = address & 0x3F;
   const int32_t clock = (int32_t)(cycles * 3);
   // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
   if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
@@ -585,8 +598,8 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
     result.due = later(due, clock_add(clock, delay));
     if (changes_picture) render_to(t, frame, result.due);
   };
-  switch (reg) {
-    case 0x00:  // VSYNC: the frame ends when it is cleared >= 228 clocks after being set
+  switch (which) {
+    case reg::VSYNC:  // the frame ends when it is cleared >= 228 clocks after being set
       catch_up(0, true);
       t.vsync = value;
       if (value & 0x02) {
@@ -597,7 +610,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
         t.partial_frame = 0;
       }
       break;
-    case 0x01:  // VBLANK; D7 dumps the paddle capacitors
+    case reg::VBLANK:  // D7 dumps the paddle capacitors
       catch_up(1, true);
       if (!(t.vblank & 0x80) && (value & 0x80)) t.dump_enabled = 1;
       if ((t.vblank & 0x80) && !(value & 0x80)) {
@@ -606,42 +619,45 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       }
       t.vblank = value;
       break;
-    case 0x02:  // WSYNC halts only after a read cycle (1.4)
+    case reg::WSYNC:  // halts only after a read cycle (1.4)
       catch_up(0, false);
       if (last_access_was_read) {
         const uint32_t k = 76 - (uint32_t)((cycles - (uint32_t)(t.frame_start_clock / 3)) % 76);
         if (k < 76) result.stall_cycles = k;
       }
       break;
-    case 0x04:
+    case reg::NUSIZ0:
       catch_up(8, true);
       t.nusiz0 = value;
       t.mask_p0 = make_mask(t.pos_p0, value & 7, 0, kMaskNormal);
       t.mask_m0 = missile_mask_for(t.pos_m0, value);
       break;
-    case 0x05:
+    case reg::NUSIZ1:
       catch_up(8, true);
       t.nusiz1 = value;
       t.mask_p1 = make_mask(t.pos_p1, value & 7, 0, kMaskNormal);
       t.mask_m1 = missile_mask_for(t.pos_m1, value);
       break;
-    case 0x06: case 0x07: case 0x08: case 0x09: {  // COLUP0 COLUP1 COLUPF COLUBK
-      uint8_t& colour = reg == 0x06 ? t.colup0 : reg == 0x07 ? t.colup1 : reg == 0x08 ? t.colupf : t.colubk;
+    case reg::COLUP0: case reg::COLUP1: case reg::COLUPF: case reg::COLUBK: {
+      uint8_t& colour = which == reg::COLUP0   ? t.colup0
+                        : which == reg::COLUP1 ? t.colup1
+                        : which == reg::COLUPF ? t.colupf
+                                               : t.colubk;
       const uint8_t c = colour_register(t, value);
       catch_up(0, c != colour);
       colour = c;
       break;
     }
-    case 0x0A:  // CTRLPF: reflection switches at once only before the middle
+    case reg::CTRLPF:  // reflection switches at once only before the middle
       catch_up(0, true);
       t.ctrlpf = value;
       t.priority_score = (uint8_t)((value & 0x06) << 5);
       if (hpos_of(t, clock) < kHBlankClocks + 79) t.pf_reflected = value & 0x01;
       t.mask_bl = ball_mask_for(t.pos_bl, value);
       break;
-    case 0x0B: case 0x0C: {  // REFP0 REFP1
-      uint8_t& ref = reg == 0x0B ? t.refp0 : t.refp1;
-      uint8_t& current = reg == 0x0B ? t.current_grp0 : t.current_grp1;
+    case reg::REFP0: case reg::REFP1: {
+      uint8_t& ref = which == reg::REFP0 ? t.refp0 : t.refp1;
+      uint8_t& current = which == reg::REFP0 ? t.current_grp0 : t.current_grp1;
       const bool flips = ((value & 0x08) != 0) != (ref != 0);
       catch_up(1, flips);
       if (flips) {
@@ -650,30 +666,30 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       }
       break;
     }
-    case 0x0D: case 0x0E: case 0x0F: {  // PF0 PF1 PF2: delayed by CPU cycle mod 4
+    case reg::PF0: case reg::PF1: case reg::PF2: {  // delayed by CPU cycle mod 4
       const int d[4] = {4, 5, 2, 3};
-      const uint32_t pf = reg == 0x0D ? (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F)
-                          : reg == 0x0E ? (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4)
+      const uint32_t pf = which == reg::PF0 ? (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F)
+                          : which == reg::PF1 ? (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4)
                                         : (t.pf & 0x00000FFFu) | ((uint32_t)value << 12);
       catch_up(d[(hpos_of(t, clock) / 3) & 3], pf != t.pf);
       t.pf = pf;
       set_enabled(t, kPFBit, pf != 0);
       break;
     }
-    case 0x10: case 0x11: {  // RESP0 / RESP1
+    case reg::RESP0: case reg::RESP1: {
       catch_up(0, true);
       const int h = hpos_of(t, clock);
       const int new_pos = h < kHBlankClocks ? 3 : (h - kHBlankClocks + 5) % 160;
-      int16_t& pos = reg == 0x10 ? t.pos_p0 : t.pos_p1;
-      const uint8_t mode = (reg == 0x10 ? t.nusiz0 : t.nusiz1) & 7;
+      int16_t& pos = which == reg::RESP0 ? t.pos_p0 : t.pos_p1;
+      const uint8_t mode = (which == reg::RESP0 ? t.nusiz0 : t.nusiz1) & 7;
       const int when = player_reset_when(mode, pos, new_pos);
       if (when == 1) render_to(t, frame, clock_add(clock, 11));
       pos = (int16_t)new_pos;
-      (reg == 0x10 ? t.mask_p0 : t.mask_p1) =
+      (which == reg::RESP0 ? t.mask_p0 : t.mask_p1) =
           make_mask(new_pos, mode, 0, when == -1 ? kMaskNormal : kMaskSkipFirstCopy);
       break;
     }
-    case 0x12: {  // RESM0, with Stella's Dolphin hack (4.5)
+    case reg::RESM0: {  // with Stella's Dolphin hack (4.5)
       catch_up(8, true);
       const int h = hpos_of(t, clock);
       t.pos_m0 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
@@ -681,7 +697,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
       break;
     }
-    case 0x13: {  // RESM1, with the Pitfall II hack
+    case reg::RESM1: {  // with the Pitfall II hack
       catch_up(8, true);
       const int h = hpos_of(t, clock);
       t.pos_m1 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
@@ -689,7 +705,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       t.mask_m1 = missile_mask_for(t.pos_m1, t.nusiz1);
       break;
     }
-    case 0x14: {  // RESBL, with the per-game hacks of 4.5
+    case reg::RESBL: {  // with the per-game hacks of 4.5
       catch_up(0, true);
       const int h = hpos_of(t, clock);
       const int32_t since_hmove = clock_sub(clock, t.last_hmove_clock);
@@ -701,13 +717,13 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
       break;
     }
-    case 0x1B:  // GRP0 also latches GRP1 into its delay register; shown: GRP0 unless VDELP0, DGRP1 if VDELP1
+    case reg::GRP0:  // also latches GRP1 into its delay register; shown: GRP0 unless VDELP0, DGRP1 if VDELP1
       catch_up(1, (!t.vdelp0 && value != t.grp0) || (t.vdelp1 && t.dgrp1 != t.grp1));
       t.grp0 = value;
       t.dgrp1 = t.grp1;
       update_player_enables(t);
       break;
-    case 0x1C:  // GRP1 latches GRP0 and ENABL
+    case reg::GRP1:  // latches GRP0 and ENABL
       catch_up(1, (!t.vdelp1 && value != t.grp1) || (t.vdelp0 && t.dgrp0 != t.grp0) ||
                       (t.vdelbl && t.denabl != t.enabl));
       t.grp1 = value;
@@ -716,8 +732,8 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       update_player_enables(t);
       update_ball_enable(t);
       break;
-    case 0x1D: case 0x1E: {  // ENAM0 ENAM1: a missile locked to its player stays hidden
-      const bool m0 = reg == 0x1D;
+    case reg::ENAM0: case reg::ENAM1: {  // a missile locked to its player stays hidden
+      const bool m0 = which == reg::ENAM0;
       uint8_t& enable = m0 ? t.enam0 : t.enam1;
       const uint8_t lock = m0 ? t.resmp0 : t.resmp1;
       catch_up(0, (value & 0x02) != enable && !lock);
@@ -725,14 +741,14 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       set_enabled(t, m0 ? kM0Bit : kM1Bit, enable && !lock);
       break;
     }
-    case 0x1F:  // ENABL: with VDELBL the delayed copy shows
+    case reg::ENABL:  // with VDELBL the delayed copy shows
       catch_up(0, !t.vdelbl && (value & 0x02) != t.enabl);
       t.enabl = value & 0x02;
       update_ball_enable(t);
       break;
-    case 0x20: catch_up(0, false); t.hmp0 = value >> 4; break;
-    case 0x21: catch_up(0, false); t.hmp1 = value >> 4; break;
-    case 0x22: {  // HMM0; a 7 -> 6 change 21 CPU cycles after HMOVE arms the Cosmic Ark bug
+    case reg::HMP0: catch_up(0, false); t.hmp0 = value >> 4; break;
+    case reg::HMP1: catch_up(0, false); t.hmp1 = value >> 4; break;
+    case reg::HMM0: {  // a 7 -> 6 change 21 CPU cycles after HMOVE arms the Cosmic Ark bug
       const uint8_t n = value >> 4;
       const bool arms = clock == clock_add(t.last_hmove_clock, 21 * 3) && t.hmm0 == 7 && n == 6;
       catch_up(0, arms);
@@ -743,14 +759,14 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       t.hmm0 = n;
       break;
     }
-    case 0x23: catch_up(0, false); t.hmm1 = value >> 4; break;
-    case 0x24: catch_up(0, false); t.hmbl = value >> 4; break;
-    case 0x25: catch_up(0, true); t.vdelp0 = value & 0x01; update_player_enables(t); break;
-    case 0x26: catch_up(0, true); t.vdelp1 = value & 0x01; update_player_enables(t); break;
-    case 0x27: catch_up(0, true); t.vdelbl = value & 0x01; update_ball_enable(t); break;
-    case 0x28: case 0x29: {  // RESMPx: releasing the lock centres the missile on its player
+    case reg::HMM1: catch_up(0, false); t.hmm1 = value >> 4; break;
+    case reg::HMBL: catch_up(0, false); t.hmbl = value >> 4; break;
+    case reg::VDELP0: catch_up(0, true); t.vdelp0 = value & 0x01; update_player_enables(t); break;
+    case reg::VDELP1: catch_up(0, true); t.vdelp1 = value & 0x01; update_player_enables(t); break;
+    case reg::VDELBL: catch_up(0, true); t.vdelbl = value & 0x01; update_ball_enable(t); break;
+    case reg::RESMP0: case reg::RESMP1: {  // releasing the lock centres the missile on its player
       catch_up(0, true);
-      const bool m0 = reg == 0x28;
+      const bool m0 = which == reg::RESMP0;
       uint8_t& lock = m0 ? t.resmp0 : t.resmp1;
       if (lock && !(value & 0x02)) {
         const uint8_t nusiz = m0 ? t.nusiz0 : t.nusiz1;
@@ -764,7 +780,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       else set_enabled(t, kM1Bit, t.enam1 && !t.resmp1);
       break;
     }
-    case 0x2A: {  // HMOVE
+    case reg::HMOVE: {
       catch_up(0, true);
       const int i = hpos_of(t, clock) / 3;
       if (t.config.hmove_blanks && hmove_blanks_at(i)) t.hmove_blank_pending = 1;
@@ -784,8 +800,8 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       t.cosmic_ark = 0;
       break;
     }
-    case 0x2B: catch_up(0, false); t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0; break;  // HMCLR
-    case 0x2C: catch_up(0, true); t.collision = 0; break;                                 // CXCLR
+    case reg::HMCLR: catch_up(0, false); t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0; break;
+    case reg::CXCLR: catch_up(0, true); t.collision = 0; break;
     default: catch_up(0, false); break;  // RSYNC, audio and unused addresses: nothing drawn depends on them
   }
   return result;
@@ -806,18 +822,18 @@ CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t nois
 CULE_REGISTER_ACCESS uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint32_t cycles, uint8_t data_bus,
                         const TiaInputs& in, int32_t due) {
   const uint8_t noise = data_bus & 0x3F;
-  const uint8_t reg = address & 0x0F;
-  if (reg < 8) {
+  const uint8_t which = address & 0x0F;
+  if (which < reg::INPT0) {
     render_to(t, frame, later(due, (int32_t)(cycles * 3)));
     // Two latch bits per register, D7 then D6, except CXBLPF (6) which has
     // one; so CXPPMM (7) reads bits 13 and 14.
-    const int bit = reg == 7 ? 13 : reg * 2;
+    const int bit = which == reg::CXPPMM ? 13 : which * 2;
     uint8_t v = ((t.collision >> bit) & 1) ? 0x80 : 0x00;
-    if (reg != 6 && ((t.collision >> (bit + 1)) & 1)) v |= 0x40;
+    if (which != reg::CXBLPF && ((t.collision >> (bit + 1)) & 1)) v |= 0x40;
     return v | noise;
   }
-  if (reg < 12) return input_pin(t, in.resistance[reg - 8], cycles, noise);
-  if (reg < 14) return in.fire[reg - 12] ? (uint8_t)(0x80 | noise) : noise;
+  if (which < reg::INPT4) return input_pin(t, in.resistance[which - reg::INPT0], cycles, noise);
+  if (which <= reg::INPT5) return in.fire[which - reg::INPT4] ? (uint8_t)(0x80 | noise) : noise;
   return noise;
 }
 
