@@ -230,17 +230,17 @@ class DeviceBatch:
 
     def copy_states(self, src: torch.Tensor, dst: torch.Tensor, with_rng: bool) -> None:
         """Environment src[i]'s state onto dst[i] in one launch (no environment both a source and a destination)."""
-        n = src.numel()
-        if n:
-            self.launcher.launch("cule_copy_state", Geometry(n, self.STATE_THREADS, 0, WARP),
-                                 (self.view.data_ptr(), src.data_ptr(), dst.data_ptr(), _Int32(n), _Int32(with_rng)))
+        self._per_env("cule_copy_state", src.numel(), src.data_ptr(), dst.data_ptr(), _Int32(src.numel()),
+                      _Int32(with_rng))
 
     def _state_rows(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool, save: bool) -> None:
-        n = ids.numel()
+        self._per_env("cule_state_rows", ids.numel(), ids.data_ptr(), _Int32(ids.numel()), rows.data_ptr(),
+                      _Int32(rows.shape[1]), _Int32(offset), _Int32(with_rng), _Int32(save))
+
+    def _per_env(self, kernel: str, n: int, *args) -> None:
+        """kernel<<<n, STATE_THREADS>>>(view, args...): a block per environment; nothing for n == 0."""
         if n:
-            self.launcher.launch("cule_state_rows", Geometry(n, self.STATE_THREADS, 0, WARP),
-                                 (self.view.data_ptr(), ids.data_ptr(), _Int32(n), rows.data_ptr(),
-                                  _Int32(rows.shape[1]), _Int32(offset), _Int32(with_rng), _Int32(save)))
+            self.launcher.launch(kernel, Geometry(n, self.STATE_THREADS, 0, WARP), (self.view.data_ptr(), *args))
 
     def render_stats(self) -> dict[str, int]:
         """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
