@@ -142,11 +142,12 @@ struct ConsoleBus {
   uint32_t cycles;
   int32_t due;  // the TIA picture's catch-up target: accesses that changed nothing drawn owe it (tia::poke)
   uint8_t data_bus;
-  uint8_t halt;  // kHalt* bits set by the instruction
+  uint8_t halt;   // kHalt* bits set by the instruction
+  uint32_t left;  // instructions the frame may still run (see next_instruction)
 
   CULE_HD ConsoleBus(Machine& machine, const RomView& r, uint8_t* f, FrameRecorder* rec = nullptr)
       : m(machine), rom(r), image(r.image), frame(f), recorder(rec), cycles(machine.cycles),
-        due(machine.tia.last_update_clock), data_bus(machine.data_bus), halt(0) {
+        due(machine.tia.last_update_clock), data_bus(machine.data_bus), halt(0), left(kFrameInstructionBudget) {
     banks_changed();
   }
   CULE_HD void write_back() {
@@ -188,7 +189,7 @@ struct ConsoleBus {
       const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
       cycles += w.stall_cycles;
       due = w.due;
-      halt |= w.halt;
+      if (w.halt) halt_after_instruction(w.halt);
     }
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
@@ -197,7 +198,30 @@ struct ConsoleBus {
   }
 
   CULE_HOT void tick(uint32_t n) { cycles += n; }
-  CULE_HOT void jam() { halt |= kHaltJam; }
+  CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
+  // Whether the scanline's instruction loop goes on after an instruction,
+  // which counts against the frame's budget `left`. On the host the loop
+  // tests the count alone: a halt cuts `left` to 1 and keeps the rest in
+  // `budget`, which resume() puts back. The device, short of registers,
+  // tests both.
+#if !CULE_DEVICE_CODE
+  uint32_t budget;
+  CULE_HOT void halt_after_instruction(uint8_t bits) {
+    if (!halt) {
+      budget = left - 1;
+      left = 1;
+    }
+    halt |= bits;
+  }
+  CULE_HOT bool next_instruction() { return --left != 0; }
+  CULE_HOT void resume() {
+    if (halt) left = budget;
+  }
+#else
+  CULE_HOT void halt_after_instruction(uint8_t bits) { halt |= bits; }
+  CULE_HOT bool next_instruction() { return --left && !halt; }
+  CULE_HOT void resume() {}
+#endif
 };
 
 namespace console {
@@ -259,8 +283,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
 #endif
-  uint32_t left = kFrameInstructionBudget;  // counted down: one decrement tests it
-  while (left && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
+  while (bus.left && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
     // One scanline's instructions, up to a WSYNC write. The threads of a GPU
     // warp leave this inner loop together, so the warp regroups at every
     // scanline instead of drifting apart for the whole frame
@@ -271,7 +294,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #ifdef CULE_TRACE_INSTRUCTION
       CULE_TRACE_INSTRUCTION();
 #endif
-    } while (--left && !bus.halt);
+    } while (bus.next_instruction());
+    bus.resume();
   }
   bus.write_back();
   m.cpu = regs;
