@@ -41,7 +41,7 @@ def test_cuda_equals_cpu_backend(game):
             assert torch.equal(x, y.cpu()), f"{game} step {t}: {name}"
     assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
     assert torch.equal(cpu.get_screen(), gpu.get_screen().cpu())
-    stats = gpu._device.render_stats()
+    stats = gpu.backend.render_stats()
     assert stats["replayed_steps"] > 0, stats  # frames drawn by cule_render
 
 
@@ -88,7 +88,7 @@ def test_cuda_launch_geometry_equals_cpu_backend(n, steps):
 
     cpu = cule.AtariVectorEnv("breakout", n)
     gpu = cule.AtariVectorEnv("breakout", n, device="cuda")
-    per_warp = cuda.launch_geometry(n, gpu._device.launcher.sms).per_warp
+    per_warp = cuda.launch_geometry(n, gpu.backend.launcher.sms).per_warp
     assert torch.equal(cpu.reset(seed=3)[0], gpu.reset(seed=3)[0].cpu())
     rng = np.random.default_rng(3)
     for t in range(steps):

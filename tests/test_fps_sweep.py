@@ -57,3 +57,34 @@ def test_help_explains_every_flag(capsys):
         assert flag in text
     with pytest.raises(SystemExit):
         sweep.main(["--envs", "0"])
+
+
+def test_training_mode_applies_the_a2c_vtrace_trainers_update(monkeypatch):
+    """The sweep's training load is the trainer's own loss, once every `unroll` steps, and it moves the weights."""
+    from cule.trainers import a2c_vtrace
+
+    calls = []
+    loss = a2c_vtrace.vtrace_loss
+    monkeypatch.setattr(a2c_vtrace, "vtrace_loss", lambda *a: calls.append(a) or loss(*a))
+    agent = sweep.Agent("training", 6, 2, torch.device("cpu"), unroll=3, seed=0)
+    before = [p.detach().clone() for p in agent.net.parameters()]
+    gen = torch.Generator().manual_seed(1)
+    obs = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8, generator=gen)
+    for t in range(5):
+        actions = agent.act(obs)
+        assert actions.shape == (2,) and int(actions.max()) < 6
+        obs = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8, generator=gen)
+        agent.observe(torch.tensor([1.0, -3.0]), torch.tensor([False, t == 1]), obs)
+    assert len(calls) == 1
+    assert any(not torch.equal(a, b) for a, b in zip(before, agent.net.parameters()))
+
+
+def test_fps_benchmark_times_the_shared_adapters():
+    from cule.benchmarks import adapters, fps
+
+    assert fps.cule_vector("pong", 2, 3, 1) > 0 and fps.ale_vector("pong", 2, 3, 1) > 0
+    assert fps.ale_single("pong", 3) > 0
+    env = adapters.AleLoopEnv("pong", 2, 1, screens=False)
+    env.reset(0)
+    obs, rewards, dones = env.step(torch.zeros(2, dtype=torch.long))
+    assert int(obs.sum()) == 0 and env.frame_numbers().tolist() == [4, 4]

@@ -50,7 +50,7 @@ def _compare(game, steps, n=2, seed=0, **kwargs):
 @pytest.mark.parametrize("game", cule.list_games())
 def test_shim_equals_cpu_backend(game):
     shim = _compare(game, 75)
-    stats = shim._device.render_stats()
+    stats = shim.backend.render_stats()
     RESULTS.append((game, 75 * 2 * shim.frameskip, stats))
 
 
@@ -89,7 +89,7 @@ def test_shim_equals_cpu_backend_gymnasium_steps():
     """cule.make's steps (gymnasium's AtariEnv: the last emulated frame) draw as they go on the device path too."""
     kwargs = dict(img_height=None, img_width=None, stack_num=1, maxpool=False, noop_max=0, reward_clipping=False,
                   use_fire_reset=False, max_num_frames_per_episode=400, _gymnasium=True)
-    stats = _compare("breakout", 120, n=2, **kwargs)._device.render_stats()
+    stats = _compare("breakout", 120, n=2, **kwargs).backend.render_stats()
     assert stats["replayed_steps"] == 0 and stats["inline_steps"] > 0, stats
 
 
@@ -100,10 +100,10 @@ def test_frames_come_from_the_render_pass(monkeypatch):
     actions = torch.tensor([2, 3])
     for _ in range(30):
         assert torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
-    stats = shim._device.render_stats()
+    stats = shim.backend.render_stats()
     assert (stats["replayed_steps"], stats["inline_steps"]) == (60, 0), stats
-    launch = shim._device.launcher.launch
-    monkeypatch.setattr(shim._device.launcher, "launch",
+    launch = shim.backend.launcher.launch
+    monkeypatch.setattr(shim.backend.launcher, "launch",
                         lambda kernel, geometry, args: None if kernel == "cule_render" else launch(kernel, geometry, args))
     assert not torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
 
@@ -111,9 +111,9 @@ def test_frames_come_from_the_render_pass(monkeypatch):
 @pytest.mark.parametrize("room", ["none", "some"])
 def test_steps_that_overflow_the_render_log_are_drawn_inline(monkeypatch, room):
     """With too little log room a step runs again drawing as it goes; the results stay the CPU backend's."""
-    peak = _compare("breakout", 40)._device.render_stats()["peak_accesses"]
+    peak = _compare("breakout", 40).backend.render_stats()["peak_accesses"]
     monkeypatch.setattr(cuda, "LOG_ACCESSES_PER_ENV", 16 if room == "none" else peak - 1)
-    stats = _compare("breakout", 40)._device.render_stats()
+    stats = _compare("breakout", 40).backend.render_stats()
     if room == "none":
         assert stats["replayed_steps"] == 0 and stats["inline_steps"] == 80, stats
     else:
@@ -137,7 +137,7 @@ def test_ended_episodes_reset_in_the_reset_kernel(autoreset_mode):
             assert torch.equal(x, y), f"step {t}"
         ended = rc[2] | rc[3]
         expected = ended if autoreset_mode == "SameStep" else ended_before
-        assert int(shim._device.reset_count) == int(expected.sum()), f"step {t}"
+        assert int(shim.backend.reset_count) == int(expected.sum()), f"step {t}"
         listed += int(expected.sum())
         ended_before = ended
     assert listed >= n  # every environment reached the frame limit at least once
@@ -164,9 +164,9 @@ def test_device_state_is_in_lane_layout():
         tiles = np.zeros((2 * lanes, item // 4), np.uint32)
         tiles[:n] = words
         expected = tiles.reshape(2, lanes, item // 4).transpose(0, 2, 1).ravel()
-        device = shim._device.arrays[name].numpy().view(np.uint32)
+        device = shim.backend.arrays[name].numpy().view(np.uint32)
         assert device.shape == expected.shape and np.array_equal(device, expected), name
-        assert np.array_equal(shim._device.host_array(name), host[name]), name
+        assert np.array_equal(shim.backend.host_array(name), host[name]), name
 
 
 def test_step_path_makes_no_host_transfer(monkeypatch):

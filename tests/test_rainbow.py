@@ -302,12 +302,12 @@ def test_rainbow_learns_the_sanity_task(tmp_path):
     assert r["recent_returns"][0] < 0.75, "should start near chance"
     # the Ape-X epsilons (mean 0.07 over 16 envs) cap the behaviour's return near 0.96
     assert sum(r["recent_returns"][-3:]) / 3 > 0.9, r["recent_returns"]
-    from cule.trainers.common.envs import SideTask
+    from cule.trainers.common.envs import SanityTask
 
     model = QNetwork(4, 2)
     model.load_state_dict(checkpoint.load(tmp_path)["model"])
     model.eval()
-    task = SideTask(512, seed=99)
+    task = SanityTask(512, seed=99)
     obs, _ = task.reset()
     with torch.no_grad():
         assert task.step(model(obs)[0].argmax(1))[1].float().mean() > 0.98

@@ -144,7 +144,7 @@ def test_frames_cut_by_the_instruction_budget_on_the_device_path(tmp_path):
         assert torch.equal(a[0], b[0]), f"step {t}"
         colours.add(int(a[0][0, 0, -1, -1, 0]))  # bottom-right pixel: drawn only by the reads
     assert len(colours) >= 3  # the picture changes from long frame to long frame
-    assert shim._device.render_stats()["replayed_steps"] == 12
+    assert shim.backend.render_stats()["replayed_steps"] == 12
 
 
 @pytest.mark.parametrize("size", [1000, 3000, 6144, 8448, 12288, 32768, 40000])

@@ -137,3 +137,39 @@ def test_resumed_log_continues_from_the_checkpoint(tmp_path):
     Logger(tmp_path, 100).close()
     assert list(csv.DictReader(open(tmp_path / "log.csv"))) == []
     assert rolling_mean([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("trainer", ["ppo", "a2c_vtrace", "rainbow"])
+@pytest.mark.parametrize("autoreset", ["NextStep", "SameStep"])
+def test_trainers_read_the_env_contract(tmp_path, monkeypatch, trainer, autoreset):
+    """Observation shape, action count, frameskip and reset semantics come from the env: a 3-frame 42x50
+    observation, the full action set, frameskip 2, either autoreset mode."""
+    import importlib
+
+    import cule
+    from cule.trainers.common.envs import EnvContract
+
+    module = importlib.import_module(f"cule.trainers.{trainer}")
+    made = []
+
+    def make_env(game, num_envs, device, seed, num_threads=0):
+        made.append(cule.AtariVectorEnv(game, num_envs, device=device, num_threads=num_threads, stack_num=3,
+                                        img_height=42, img_width=50, full_action_space=True, frameskip=2,
+                                        autoreset_mode=autoreset, reward_clipping=False))
+        return made[-1]
+
+    monkeypatch.setattr(module, "make_env", make_env)
+    extra = dict(learning_starts=8, batch_size=8, buffer_size=256) if trainer == "rainbow" else {}
+    if trainer == "a2c_vtrace":
+        extra = dict(num_batches=2, num_steps=4)
+    elif trainer == "ppo":
+        extra = dict(num_steps=4)
+    r = module.train(module.Args(game="breakout", num_envs=4, total_frames=4 * 2 * 4 * 6, output_dir=str(tmp_path),
+                                 quiet=True, num_threads=2, **extra))
+    contract = EnvContract.of(made[0])
+    assert contract == EnvContract((3, 42, 50), 18, 2, autoreset == "SameStep")
+    assert r["frames"] > 0 and r["frames"] % (4 * contract.frameskip) == 0
+    model = r["model"]
+    obs = torch.zeros((2, *contract.obs_shape), dtype=torch.uint8)
+    out = model(obs)[0]
+    assert out.shape == (2, 18)

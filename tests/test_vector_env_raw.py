@@ -88,3 +88,31 @@ def test_cpu_device_spelled_with_an_index():
     env.reset(seed=0)
     obs, *_ = env.step(torch.tensor([0, 1]))
     assert obs.device.type == "cpu"
+
+
+def test_vector_settings_are_declared_once_with_ale_py_defaults(monkeypatch):
+    """cule._core.vector_options (cule/cpp/vector_options.inc) is the one list: the env passes every setting
+    in it and no other, its defaults are ale-py AtariVectorEnv's, and an unknown setting is refused."""
+    import inspect
+
+    from ale_py.vector_env import AtariVectorEnv as AleVectorEnv
+
+    declared = cule._core.vector_options
+    ale_defaults = {name: p.default for name, p in inspect.signature(AleVectorEnv.__init__).parameters.items()}
+    ale_name = {"fire_reset": "use_fire_reset"}
+    shared = [n for n in declared if ale_name.get(n, n) in ale_defaults]
+    assert len(shared) == 11, shared
+    for name in shared:
+        assert declared[name][0] == int(ale_defaults[ale_name.get(name, name)]), name
+
+    passed = []
+    configure = cule._core.Emulator.configure_vector
+    monkeypatch.setattr(cule._core.Emulator, "configure_vector",
+                        lambda self, rgb, gray, **kw: passed.append(kw) or configure(self, rgb, gray, **kw))
+    cule.AtariVectorEnv("pong", 1)
+    assert list(passed[0]) == list(declared)
+
+    env = cule.AtariVectorEnv("pong", 1)
+    rgb, gray = cule.palettes.palette_for(False)
+    with pytest.raises(TypeError, match="unknown setting"):
+        configure(env.emulator, rgb, gray, framesikp=4)

@@ -11,7 +11,6 @@ environments.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import warnings
 from typing import Any
 
@@ -21,6 +20,7 @@ import torch
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from . import backends
 from . import state as state_format
 from .backends.cpu import make_emulator
 from .errors import StateError, UnknownRomWarning
@@ -198,9 +198,11 @@ class AtariVectorEnv(VectorEnv):
         self.screen_height = self.emulator.screen_height
         self.img_height = self.screen_height if img_height is None else int(img_height)
         self.img_width = 160 if img_width is None else int(img_width)
-        rgb, gray = palette_for(self.emulator.is_pal)
-        self.emulator.configure_vector(
-            rgb, gray, frameskip=self.frameskip, stack_num=self.stack_num, img_height=self.img_height,
+        # The vector env's settings (cule._core.vector_options), named once: they configure the emulator
+        # and, with what else decides a saved state's meaning (everything but where and how fast the env
+        # runs), key its saved states (cule.state).
+        settings = dict(
+            frameskip=self.frameskip, stack_num=self.stack_num, img_height=self.img_height,
             img_width=self.img_width, grayscale=self.grayscale, maxpool=bool(maxpool), noop_max=int(noop_max),
             fire_reset=bool(use_fire_reset), has_fire=_FIRE in self.action_set, episodic_life=bool(episodic_life),
             life_loss_info=bool(life_loss_info), reward_clipping=bool(reward_clipping),
@@ -208,18 +210,14 @@ class AtariVectorEnv(VectorEnv):
             same_step=self._same_step, gymnasium=_gymnasium,
             default_mode=info["default_mode"], mode=self.mode, difficulty=self.difficulty,
             cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
+        rgb, gray = palette_for(self.emulator.is_pal)
+        self.emulator.configure_vector(rgb, gray, **settings)
         self.reset_mode = reset_mode
-        # What a saved state's meaning depends on (cule.state): everything but where and how fast the env runs.
         self._state_name = self.game or self.rom.md5
         self._state_key = state_format.state_key(dict(
-            rom=self.rom.md5, cart=self.emulator.cart, layout=self.emulator.state_bytes(True),
-            repeat_action_probability=float(repeat_action_probability), max_frames=limit, gymnasium=_gymnasium,
-            frameskip=self.frameskip, stack_num=self.stack_num, img=(self.img_height, self.img_width),
-            grayscale=self.grayscale, maxpool=bool(maxpool), noop_max=int(noop_max), fire=bool(use_fire_reset),
-            episodic_life=bool(episodic_life), life_loss_info=bool(life_loss_info),
-            reward_clipping=bool(reward_clipping), autoreset=self.autoreset_mode.value, reset_mode=reset_mode,
-            cache=int(reset_cache_size) if reset_mode == "cache" else 0, mode=self.mode, difficulty=self.difficulty,
-            full_action_space=bool(full_action_space)))
+            settings, rom=self.rom.md5, cart=self.emulator.cart, layout=self.emulator.state_bytes(True),
+            repeat_action_probability=float(repeat_action_probability), max_frames=limit,
+            autoreset=self.autoreset_mode.value, reset_mode=reset_mode, full_action_space=bool(full_action_space)))
 
         frame = (self.img_height, self.img_width) + (() if self.grayscale else (3,))
         self._frame_shape = frame if _gymnasium else (self.stack_num,) + frame
@@ -232,23 +230,14 @@ class AtariVectorEnv(VectorEnv):
         self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
         # ids of the stepped environments not yet returned, oldest first, in int32 chunks
         self._ready: collections.deque[np.ndarray] = collections.deque()
-        self._pending: collections.deque[tuple[concurrent.futures.Future, np.ndarray]] = collections.deque()
-        # device="cuda" (or the CUDA path on the host launch shim, for tests):
-        # state, actions and results stay in device tensors.
-        self._device = None
-        if self.device.type == "cuda" or _shim:
-            from .backends import cuda
-            # _shim: True, or the SM count the shim's launch geometry assumes
-            launcher = (cuda.ShimLauncher(self.emulator.cart, *([] if _shim is True else [int(_shim)]))
-                        if _shim and self.device.type == "cpu" else
-                        cuda.NvrtcLauncher(self.emulator.cart, unit, self.device))
-            self._device = cuda.DeviceBatch(self.emulator, self.device, launcher, self.single_observation_space.shape,
-                                            self.frameskip)
-            self._device_action_set = torch.as_tensor(self.action_set, device=self.device)
-            self._device_ids: dict[tuple, torch.Tensor] = {}
-            self._bad_action = torch.zeros((), dtype=torch.bool, device=self.device)
-        self._executor = (None if self.batch_size == self.num_envs or self._device is not None
-                          else concurrent.futures.ThreadPoolExecutor(1))
+        # pending: (future, ids) of steps left running in the background, oldest first
+        self._pending: collections.deque[tuple[Any, np.ndarray]] = collections.deque()
+        # _shim (tests): the CUDA backend's launch code on the host launch shim; an int is the SM count its
+        # launch geometry assumes.
+        self.backend = backends.create(
+            self.emulator, self.device, action_set=self.action_set, obs_shape=self.single_observation_space.shape,
+            frameskip=self.frameskip, num_threads=self.num_threads, background=self.batch_size != self.num_envs,
+            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit)
 
     # ---- gymnasium VectorEnv interface
 
@@ -289,15 +278,8 @@ class AtariVectorEnv(VectorEnv):
             seeds = np.array([np.random.SeedSequence(int(s)).generate_state(2)[1] if s >= 0 else -1 for s in seeds],
                              dtype=np.int64)
         self._drain()
-        self._check_no_bad_action()
-        if self._device is None:
-            self.emulator.vector_run(ids, np.zeros(len(ids), np.int32), seeds, True, self.num_threads)
-        else:
-            if len(ids) and seeds[0] >= 0 and self.reset_mode == "cache":
-                self.emulator.prepare_start_cache(int(seeds[0]))
-                self._device.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
-            self._device.run(self._ids_on_device(ids), torch.zeros(len(ids), dtype=torch.int32, device=self.device),
-                             torch.from_numpy(seeds).to(self.device), True)
+        self.backend.check_deferred()
+        self.backend.run(ids, None, seeds, True)
         self._loaded[ids] = True
         if not partial:
             self._ready = collections.deque([ids])
@@ -323,21 +305,13 @@ class AtariVectorEnv(VectorEnv):
         self._check_open()
         if self._last_ids is None:
             raise RuntimeError("call reset() before step() or send()")
-        if self._device is not None:
-            ids = self._last_ids
-            actions = self._check_device_actions(actions)
-            self._last_ids = _NO_IDS
-            self._device.run(self._ids_on_device(ids), self._device_action_set[actions], None, False)
-            self._ready.append(ids)
-            return
-        ale_actions = self.action_set[self._check_actions(actions)]
+        ale_actions = self.backend.actions(actions, self.batch_size)
         ids = self._last_ids
         self._last_ids = _NO_IDS  # until the next recv(), no batch awaits actions
-        if self._executor is None:
-            self.emulator.vector_run(ids, ale_actions, None, False, self.num_threads)
+        job = self.backend.run(ids, ale_actions, None, False)
+        if job is None:
             self._ready.append(ids)
         else:
-            job = self._executor.submit(self.emulator.vector_run, ids, ale_actions, None, False, self.num_threads)
             self._pending.append((job, ids))
 
     def recv(self):
@@ -354,8 +328,7 @@ class AtariVectorEnv(VectorEnv):
     def close(self, **kwargs):
         if self.emulator is not None:
             self._drain()
-            if self._executor is not None:
-                self._executor.shutdown()
+            self.backend.close()
         self.emulator = None
 
     # ---- raw access (each environment's ALE state)
@@ -364,16 +337,13 @@ class AtariVectorEnv(VectorEnv):
         """RIOT RAM, uint8 [N, 128], as ALEInterface.getRAM()."""
         self._check_open()
         self._drain()
-        self._sync_host()
-        return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.num_envs)])).to(self.device)
+        return self.backend.ram()
 
     def get_screen(self) -> torch.Tensor:
         """Palette indices, uint8 [N, H, 160], as ALEInterface.getScreen()."""
         self._check_open()
         self._drain()
-        self._sync_host()
-        screens, _ = self.emulator.observe()
-        return torch.from_numpy(screens).to(self.device)
+        return self.backend.screens()[0]
 
     def get_screen_rgb(self) -> torch.Tensor:
         """RGB, uint8 [N, H, 160, 3], as ALEInterface.getScreenRGB()."""
@@ -384,8 +354,7 @@ class AtariVectorEnv(VectorEnv):
     def lives(self) -> torch.Tensor:
         self._check_open()
         self._drain()
-        self._sync_host()
-        return torch.from_numpy(self.emulator.observe()[1]).to(self.device)
+        return self.backend.screens()[1]
 
     def get_action_set(self) -> np.ndarray:
         """ALE action ids of the action indices."""
@@ -409,14 +378,9 @@ class AtariVectorEnv(VectorEnv):
         rows_shape = (len(ids), state_format.HEADER_BYTES + self.emulator.state_bytes(bool(include_rng)))
         head = state_format.header(self._state_name, self._state_key, rows_shape[1] - state_format.HEADER_BYTES,
                                    bool(include_rng))
-        if self._device is None:
-            rows = np.empty(rows_shape, np.uint8)
-            rows[:, :state_format.HEADER_BYTES] = head
-            self.emulator.save_states(ids, rows, state_format.HEADER_BYTES, bool(include_rng))
-            return torch.from_numpy(rows)
         rows = torch.empty(rows_shape, dtype=torch.uint8, device=self.device)
         rows[:, :state_format.HEADER_BYTES] = torch.from_numpy(head).to(self.device)
-        self._device.save_states(self._ids_on_device(ids), rows, state_format.HEADER_BYTES, bool(include_rng))
+        self.backend.save_states(ids, rows, state_format.HEADER_BYTES, bool(include_rng))
         return rows
 
     def restore_state(self, states, ids=None) -> None:
@@ -432,12 +396,7 @@ class AtariVectorEnv(VectorEnv):
         if rows.shape[0] != len(ids):
             raise StateError(f"{rows.shape[0]} state row(s) for {len(ids)} environment(s): pass one row per id")
         with_rng = state_format.read_headers(rows, self._state_name, self._state_key, self.emulator.state_bytes)
-        if self._device is None:
-            data = np.ascontiguousarray(rows.cpu().numpy())
-            self.emulator.load_states(ids, data, state_format.HEADER_BYTES, with_rng)
-        else:
-            rows = rows.to(self.device).contiguous()
-            self._device.load_states(self._ids_on_device(ids), rows, state_format.HEADER_BYTES, with_rng)
+        self.backend.load_states(ids, rows, state_format.HEADER_BYTES, with_rng)
         self._loaded[ids] = True
 
     def copy_state(self, src_ids, dst_ids, *, include_rng: bool = True) -> None:
@@ -459,10 +418,7 @@ class AtariVectorEnv(VectorEnv):
         if np.intersect1d(src, dst).size:
             raise ValueError(f"environments {np.intersect1d(src, dst).tolist()} are both sources and destinations; "
                              f"fork in two calls")
-        if self._device is None:
-            self.emulator.copy_states(src, dst, bool(include_rng))
-        else:
-            self._device.copy_states(self._ids_on_device(src), self._ids_on_device(dst), bool(include_rng))
+        self.backend.copy_states(src, dst, bool(include_rng))
         self._loaded[dst] = True
 
     def _state_ids(self, ids, name: str) -> np.ndarray:
@@ -485,40 +441,6 @@ class AtariVectorEnv(VectorEnv):
         return array.astype(np.int32)
 
     # ---- internals
-
-    def _sync_host(self):
-        """Device backend: copies the consoles back into the host emulator (raw access only; it synchronises)."""
-        if self._device is not None:
-            host = self.emulator.arrays()
-            for name in ("machines", "envs", "buffers"):
-                host[name][:] = self._device.host_array(name)
-
-    def _ids_on_device(self, ids: np.ndarray) -> torch.Tensor:
-        key = ids.tobytes()
-        if key not in self._device_ids:  # batches repeat: each is copied to the device once
-            self._device_ids[key] = torch.from_numpy(ids.copy()).to(self.device)
-        return self._device_ids[key]
-
-    def _check_device_actions(self, actions) -> torch.Tensor:
-        """Shape and dtype are checked at once; an index outside the action set cannot be seen without
-        waiting for the device, so it is played as NOOP and reported by the next reset()."""
-        if not isinstance(actions, torch.Tensor):
-            actions = torch.as_tensor(np.asarray(actions))
-        if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
-            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
-        if tuple(actions.shape) != (self.batch_size,):
-            raise ValueError(f"expected {self.batch_size} actions (one per environment of the batch), "
-                             f"got shape {tuple(actions.shape)}")
-        actions = actions.to(self.device, non_blocking=True)
-        bad = (actions < 0) | (actions >= len(self.action_set))
-        self._bad_action = self._bad_action | bad.any()
-        return torch.where(bad, torch.zeros_like(actions), actions).long()
-
-    def _check_no_bad_action(self):
-        if self._device is not None and bool(self._bad_action):
-            self._bad_action.zero_()
-            raise ValueError(f"an action outside the action set (valid: 0..{len(self.action_set) - 1}) was sent "
-                             f"since the last reset; it was played as NOOP")
 
     def _check_open(self):
         if self.emulator is None:
@@ -549,30 +471,6 @@ class AtariVectorEnv(VectorEnv):
                              f"got {int(seeds.min())}..{int(seeds.max())}")
         return seeds
 
-    def _check_actions(self, actions) -> np.ndarray:
-        if isinstance(actions, torch.Tensor):
-            if not actions.is_cpu:  # this path's environments are on the CPU, "cpu" and "cpu:0" alike
-                raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
-                                 f"move them with .to({str(self.device)!r})")
-            actions = actions.numpy()
-        else:
-            actions = np.asarray(actions)
-        # Valid indices pass in a few cheap calls (argmin/argmax cost far less than ufuncs); anything else takes
-        # the checks below, which say what is wrong.
-        if (actions.dtype.kind in "iu" and actions.shape == (self.batch_size,)
-                and actions.item(actions.argmin()) >= 0 and actions.item(actions.argmax()) < len(self.action_set)):
-            return actions
-        if not np.issubdtype(actions.dtype, np.integer) or actions.dtype == np.bool_:
-            raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
-        if actions.shape != (self.batch_size,):
-            raise ValueError(f"expected {self.batch_size} actions (one per environment of the batch), "
-                             f"got shape {tuple(actions.shape)}")
-        bad = (actions < 0) | (actions >= len(self.action_set))
-        if bad.any():
-            raise ValueError(f"action {int(actions[bad][0])} is outside the action set "
-                             f"(valid: 0..{len(self.action_set) - 1})")
-        return actions
-
     def _take_batch(self):
         """The next batch_size ready environments, joining or splitting the chunks they were stepped in."""
         ids = self._ready.popleft()
@@ -585,30 +483,12 @@ class AtariVectorEnv(VectorEnv):
         return self._gather(ids)
 
     def _gather(self, ids: np.ndarray):
-        same_step = self._same_step
-        if self._device is not None:
-            obs, rewards, terminated, truncated, lives, frames, episode, final = self._device.gather(
-                self._ids_on_device(ids), same_step)
-            info = {"env_id": self._ids_on_device(ids).clone(), "lives": lives, "frame_number": frames,
-                    "episode_frame_number": episode}
-            if same_step:  # always present: knowing whether an episode ended would mean waiting for the device
-                info["final_obs"] = final
-            return obs, rewards, terminated, truncated, info
-        # Host backend: the results are CPU arrays already. All are fresh, as callers may keep or modify them;
-        # env_id copies ids, which the next send() steps.
-        n = len(ids)
-        obs = np.empty((n,) + self._frame_shape, np.uint8)
-        rewards, lives, frames, episode_frames = (np.empty(n, np.int32), np.empty(n, np.int32),
-                                                  np.empty(n, np.int32), np.empty(n, np.int32))
-        terminated, truncated = np.empty(n, bool), np.empty(n, bool)
-        final = np.empty_like(obs) if same_step else None
-        self.emulator.gather(ids, obs, rewards, terminated, truncated, lives, frames, episode_frames, final)
-        tensor = torch.from_numpy
-        info = {"env_id": tensor(ids.copy()), "lives": tensor(lives), "frame_number": tensor(frames),
-                "episode_frame_number": tensor(episode_frames)}
-        if same_step and (terminated.any() or truncated.any()):
-            info["final_obs"] = tensor(final)
-        return tensor(obs), tensor(rewards), tensor(terminated), tensor(truncated), info
+        r = self.backend.gather(ids, self._same_step)
+        info = {"env_id": r.env_id, "lives": r.lives, "frame_number": r.frame_number,
+                "episode_frame_number": r.episode_frame_number}
+        if r.final_obs is not None:
+            info["final_obs"] = r.final_obs
+        return r.obs, r.rewards, r.terminated, r.truncated, info
 
     def __del__(self):
         try:

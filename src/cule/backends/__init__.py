@@ -1,1 +1,123 @@
-"""Backends that run the emulator core: cpu (the pybind11 extension's threads) and cuda (NVRTC kernels)."""
+"""Backends that run the emulator core behind one interface: ``cpu`` (the
+pybind11 extension's threads) and ``cuda`` (NVRTC kernels, or the same launch
+code on the host launch shim).
+
+``AtariVectorEnv`` validates arguments, draws seeds and splits the batch; a
+backend holds the environments' state and does the rest. Environment ids
+(``ids``) are int32 numpy arrays of indices into the batch; every tensor a
+backend returns lives on its ``device``.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+
+@dataclass
+class StepResult:
+    """One batch's outputs, B environments in the order of their ids.
+
+    obs [B, *obs_shape] uint8; rewards, lives, frame_number,
+    episode_frame_number [B] int32; terminated, truncated [B] bool; env_id
+    [B] int32; final_obs [B, *obs_shape] uint8 or None (SameStep mode: the
+    last observation of the episodes that ended; see each backend for when
+    it is present).
+    """
+
+    obs: torch.Tensor
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    truncated: torch.Tensor
+    env_id: torch.Tensor
+    lives: torch.Tensor
+    frame_number: torch.Tensor
+    episode_frame_number: torch.Tensor
+    final_obs: torch.Tensor | None
+
+
+class Backend(abc.ABC):
+    """What ``AtariVectorEnv`` asks of the machinery that steps its environments.
+
+    ``emulator`` is the host batch (``cule._core.Emulator``) every backend is
+    built from: it fixes the options, layouts and start states.
+    """
+
+    device: torch.device
+    emulator: Any
+
+    @abc.abstractmethod
+    def actions(self, actions, batch_size: int):
+        """Action indices (int, [batch_size], torch or numpy) as ALE action ids for run(); raises TypeError or
+        ValueError on a bad batch (see check_action_batch)."""
+
+    @abc.abstractmethod
+    def run(self, ids: np.ndarray, actions, seeds: np.ndarray | None, force_reset: bool):
+        """Steps environments `ids` with `actions` from actions(), or resets them (force_reset; seeds int64 [B],
+        -1: keep the console and RNG). Returns a future whose result() waits for a step left running in the
+        background, or None when the results can be gathered at once."""
+
+    @abc.abstractmethod
+    def gather(self, ids: np.ndarray, same_step: bool) -> StepResult:
+        """The outputs of environments `ids`, fresh tensors the caller may keep or modify."""
+
+    @abc.abstractmethod
+    def screens(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(palette indices uint8 [N, H, 160], lives int32 [N]) of every environment."""
+
+    @abc.abstractmethod
+    def ram(self) -> torch.Tensor:
+        """RIOT RAM, uint8 [N, 128]."""
+
+    @abc.abstractmethod
+    def save_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
+        """Environment ids[i]'s state into rows[i, offset:] (rows uint8 [B, row_bytes] on device)."""
+
+    @abc.abstractmethod
+    def load_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
+        """The reverse of save_states; rows may be on any device."""
+
+    @abc.abstractmethod
+    def copy_states(self, src: np.ndarray, dst: np.ndarray, with_rng: bool) -> None:
+        """Environment src[i]'s state onto dst[i] (no environment both a source and a destination)."""
+
+    def check_deferred(self) -> None:
+        """Raises what a step found wrong but could not report without waiting (an action out of range on a
+        device). Called at reset."""
+
+    def close(self) -> None:
+        """Waits for steps still running and frees what the backend holds."""
+
+
+def check_action_batch(actions, batch_size: int) -> None:
+    """The checks every backend makes of a batch of actions (numpy array or torch tensor) before looking at
+    their values."""
+    if isinstance(actions, torch.Tensor):
+        integer = not (actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool)
+    else:
+        integer = np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_
+    if not integer:
+        raise TypeError(f"actions must be integer indices into the action set, got dtype {actions.dtype}")
+    if tuple(actions.shape) != (batch_size,):
+        raise ValueError(f"expected {batch_size} actions (one per environment of the batch), "
+                         f"got shape {tuple(actions.shape)}")
+
+
+def create(emulator, device: torch.device, *, action_set: np.ndarray, obs_shape: tuple[int, ...], frameskip: int,
+           num_threads: int, background: bool, start_cache: bool, shim: bool | int = False,
+           game_unit: str = "") -> Backend:
+    """The backend for `device`: CUDA kernels for "cuda" (or, with `shim` on "cpu", the same launch code on
+    the host launch shim; an int stands for the SM count its launch geometry assumes), else CPU threads.
+    `background`: the CPU backend steps in a background thread (asynchronous batches)."""
+    if device.type == "cuda" or shim:
+        from . import cuda
+        launcher = (cuda.ShimLauncher(emulator.cart, *([] if shim is True else [int(shim)]))
+                    if shim and device.type == "cpu" else cuda.NvrtcLauncher(emulator.cart, game_unit, device))
+        return cuda.CudaBackend(emulator, device, launcher, action_set=action_set, obs_shape=obs_shape,
+                                frameskip=frameskip, start_cache=start_cache)
+    from .cpu import CpuBackend
+    return CpuBackend(emulator, action_set=action_set, obs_shape=obs_shape, num_threads=num_threads,
+                      background=background)

@@ -1,14 +1,97 @@
-"""The CPU backend: builds cule._core.Emulator for a ROM with its properties."""
+"""The CPU backend: the host batch (cule._core.Emulator) stepped by its own threads.
+
+Results are numpy arrays wrapped as CPU tensors without a copy. Asynchronous
+batches step in one background thread, which releases the GIL while the
+emulator's threads work.
+"""
 from __future__ import annotations
+
+import concurrent.futures
+
+import numpy as np
+import torch
 
 from .. import _core
 from ..games import BARE_GAME
 from ..roms import Rom
+from . import Backend, StepResult, check_action_batch
 
 
 def make_emulator(rom: Rom, num_envs: int, *, repeat_action_probability: float = 0.0,
                   max_num_frames_per_episode: int = 0) -> "_core.Emulator":
-    """A ROM that is none of ALE's games (rom.game None) gets the bare console's game unit."""
+    """The host batch for a ROM with its properties. A ROM that is none of ALE's games (rom.game None)
+    gets the bare console's game unit."""
     return _core.Emulator(rom.data, rom.bankswitch, rom.game or BARE_GAME, num_envs,
                           repeat_action_probability=repeat_action_probability,
                           max_num_frames_per_episode=max_num_frames_per_episode, **rom.properties)
+
+
+class CpuBackend(Backend):
+    def __init__(self, emulator, *, action_set: np.ndarray, obs_shape: tuple[int, ...], num_threads: int,
+                 background: bool):
+        self.emulator = emulator
+        self.device = torch.device("cpu")
+        self.action_set = action_set
+        self.obs_shape = obs_shape
+        self.num_threads = num_threads
+        self._executor = concurrent.futures.ThreadPoolExecutor(1) if background else None
+
+    def actions(self, actions, batch_size: int) -> np.ndarray:
+        if isinstance(actions, torch.Tensor):
+            if not actions.is_cpu:  # "cpu" and "cpu:0" alike
+                raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
+                                 f"move them with .to({str(self.device)!r})")
+            actions = actions.numpy()
+        else:
+            actions = np.asarray(actions)
+        n = len(self.action_set)
+        # Valid indices pass in a few cheap calls (argmin/argmax cost far less than ufuncs); anything else takes
+        # the checks below, which say what is wrong.
+        if not (actions.dtype.kind in "iu" and actions.shape == (batch_size,)
+                and actions.item(actions.argmin()) >= 0 and actions.item(actions.argmax()) < n):
+            check_action_batch(actions, batch_size)
+            bad = (actions < 0) | (actions >= n)
+            if bad.any():
+                raise ValueError(f"action {int(actions[bad][0])} is outside the action set (valid: 0..{n - 1})")
+        return self.action_set[actions]
+
+    def run(self, ids, actions, seeds, force_reset):
+        args = (ids, actions if actions is not None else np.zeros(len(ids), np.int32), seeds, force_reset,
+                self.num_threads)
+        if self._executor is None or force_reset:
+            self.emulator.vector_run(*args)
+            return None
+        return self._executor.submit(self.emulator.vector_run, *args)
+
+    def gather(self, ids, same_step):
+        n = len(ids)
+        obs = np.empty((n,) + self.obs_shape, np.uint8)
+        rewards, lives, frames, episode_frames = (np.empty(n, np.int32) for _ in range(4))
+        terminated, truncated = np.empty(n, bool), np.empty(n, bool)
+        final = np.empty_like(obs) if same_step else None
+        self.emulator.gather(ids, obs, rewards, terminated, truncated, lives, frames, episode_frames, final)
+        tensor = torch.from_numpy
+        # final_obs only when an episode ended: the host knows at no cost.
+        ended = same_step and (terminated.any() or truncated.any())
+        return StepResult(tensor(obs), tensor(rewards), tensor(terminated), tensor(truncated), tensor(ids.copy()),
+                          tensor(lives), tensor(frames), tensor(episode_frames), tensor(final) if ended else None)
+
+    def screens(self):
+        screens, lives = self.emulator.observe()
+        return torch.from_numpy(screens), torch.from_numpy(lives)
+
+    def ram(self):
+        return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)]))
+
+    def save_states(self, ids, rows, offset, with_rng):
+        self.emulator.save_states(ids, rows.numpy(), offset, with_rng)
+
+    def load_states(self, ids, rows, offset, with_rng):
+        self.emulator.load_states(ids, np.ascontiguousarray(rows.cpu().numpy()), offset, with_rng)
+
+    def copy_states(self, src, dst, with_rng):
+        self.emulator.copy_states(src, dst, with_rng)
+
+    def close(self):
+        if self._executor is not None:
+            self._executor.shutdown()

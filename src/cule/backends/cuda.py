@@ -29,6 +29,7 @@ import torch
 from .. import _core
 from ..errors import CudaUnavailableError
 from ..kernels import CORE_HEADERS, build_defines, kernel_source
+from . import Backend, StepResult, check_action_batch
 
 THREADS_PER_BLOCK = 64  # two warps
 WARP = 32
@@ -38,7 +39,7 @@ WARPS_PER_SM = 8
 KERNELS = tuple(_core.kernel_names)  # cule/kernels/shim.hpp lists them
 # Render log room per environment (cule/cpp/render_log.hpp): TIA accesses
 # (8 bytes each) of the frames one step records. A step that needs more is
-# drawn by the state update instead (counted in DeviceBatch.render_stats()).
+# drawn by the state update instead (counted in CudaBackend.render_stats()).
 LOG_ACCESSES_PER_ENV = 8192
 # Lane layout of the per-environment state on the device (cule/cpp/common.hpp).
 LANES = _core.device_lanes
@@ -149,23 +150,27 @@ class _Int32(int):
     """A kernel argument of type int32_t (every other argument is a 64-bit pointer)."""
 
 
-class DeviceBatch:
+class CudaBackend(Backend):
     """A batch of environments whose state lives in torch tensors on `device`.
 
-    run(ids [B] int32, actions [B] int32 ALE ids, seeds [B] int64 or None,
-    force_reset) and gather(ids [B], final) -> (obs [B, ...] uint8, rewards
-    [B] int32, terminated [B] bool, truncated [B] bool, lives, frame_number,
-    episode_frame_number [B] int32, final_obs or None) take and return device
-    tensors only.
+    Actions, outputs and flags stay on the device: nothing here waits for it,
+    so an action outside the action set is played as NOOP and reported at
+    the next reset (check_deferred), and SameStep's final_obs is always
+    present.
     """
 
-    def __init__(self, emulator, device: torch.device, launcher, obs_shape: tuple[int, ...], frameskip: int,
+    def __init__(self, emulator, device: torch.device, launcher, *, action_set: np.ndarray,
+                 obs_shape: tuple[int, ...], frameskip: int, start_cache: bool = False,
                  log_accesses: int | None = None):
         self.emulator = emulator
         self.device = device
         self.launcher = launcher
         self.obs_shape = obs_shape
+        self.start_cache = start_cache
         self.arrays: dict[str, torch.Tensor] = {}
+        self._action_set = torch.as_tensor(action_set, device=device)
+        self._ids: dict[bytes, torch.Tensor] = {}
+        self._bad_action = torch.zeros((), dtype=torch.bool, device=device)
         self._lane_items = emulator.lane_arrays()  # name -> bytes per struct
         # The render log and the reset list. A step records at most its
         # frameskip frames twice (the first try and the redraw after a short frame).
@@ -185,55 +190,103 @@ class DeviceBatch:
         view = np.frombuffer(self.emulator.batch_view(addresses, LANES), dtype=np.uint8).copy()
         self.view = torch.from_numpy(view).to(self.device)
 
-    def run(self, ids: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None, force_reset: bool) -> None:
-        """State update, render pass and resets of the environments `ids`."""
-        view, n = self.view.data_ptr(), ids.numel()
+    def device_ids(self, ids: np.ndarray) -> torch.Tensor:
+        """`ids` on the device; batches repeat, so each is copied there once."""
+        key = ids.tobytes()
+        if key not in self._ids:
+            self._ids[key] = torch.from_numpy(ids.copy()).to(self.device)
+        return self._ids[key]
+
+    def actions(self, actions, batch_size: int) -> torch.Tensor:
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        check_action_batch(actions, batch_size)
+        actions = actions.to(self.device, non_blocking=True)
+        bad = (actions < 0) | (actions >= len(self._action_set))
+        self._bad_action = self._bad_action | bad.any()
+        return self._action_set[torch.where(bad, torch.zeros_like(actions), actions).long()]
+
+    def check_deferred(self) -> None:
+        if bool(self._bad_action):
+            self._bad_action.zero_()
+            raise ValueError(f"an action outside the action set (valid: 0..{len(self._action_set) - 1}) was sent "
+                             f"since the last reset; it was played as NOOP")
+
+    def run(self, ids, actions, seeds, force_reset):
+        """State update, render pass and resets of the environments `ids`, queued on torch's current stream."""
+        if force_reset and self.start_cache and len(ids) and seeds[0] >= 0:
+            self.emulator.prepare_start_cache(int(seeds[0]))  # recorded on the host, then copied over
+            self.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
+        device_ids = self.device_ids(ids)
+        if actions is None:
+            actions = torch.zeros(len(ids), dtype=torch.int32, device=self.device)
+        seeds = None if seeds is None else torch.from_numpy(seeds).to(self.device)
+        view, n = self.view.data_ptr(), device_ids.numel()
         emulating = launch_geometry(n, self.launcher.sms)
         per_warp = _Int32(emulating.per_warp)
         self.arrays["reset_count"].zero_()
-        self.launcher.launch("cule_run", emulating, (view, ids.data_ptr(), _Int32(n), actions.data_ptr(),
+        self.launcher.launch("cule_run", emulating, (view, device_ids.data_ptr(), _Int32(n),
+                                                     actions.to(torch.int32).data_ptr(),
                                                      0 if seeds is None else seeds.data_ptr(), _Int32(force_reset),
                                                      per_warp))
-        self.launcher.launch("cule_render", whole_warps(n), (view, ids.data_ptr(), _Int32(n)))
+        self.launcher.launch("cule_render", whole_warps(n), (view, device_ids.data_ptr(), _Int32(n)))
         # cule_run's geometry: as many working threads, since the count of resets stays on the device
         self.launcher.launch("cule_reset", emulating, (view, per_warp))
+        return None
 
     @property
     def reset_count(self) -> torch.Tensor:
         """[1] int32: how many environments the last step left to cule_reset."""
         return self.arrays["reset_count"].view(torch.int32)
 
-    def gather(self, ids: torch.Tensor, final: bool):
-        n = ids.numel()
+    def gather(self, ids, same_step):
+        device_ids = self.device_ids(ids)
+        n = device_ids.numel()
         new = lambda dtype, *shape: torch.empty(shape, dtype=dtype, device=self.device)  # noqa: E731
         obs = new(torch.uint8, n, *self.obs_shape)
         rewards, lives, frames, episode = (new(torch.int32, n) for _ in range(4))
         terminated, truncated = new(torch.bool, n), new(torch.bool, n)
-        final_obs = torch.empty_like(obs) if final else None
-        self.launcher.launch("cule_gather", whole_warps(n), (self.view.data_ptr(), ids.data_ptr(), _Int32(n),
+        final_obs = torch.empty_like(obs) if same_step else None
+        self.launcher.launch("cule_gather", whole_warps(n), (self.view.data_ptr(), device_ids.data_ptr(), _Int32(n),
                                                              obs.data_ptr(),
                                                 rewards.data_ptr(), terminated.data_ptr(), truncated.data_ptr(),
                                                 lives.data_ptr(), frames.data_ptr(), episode.data_ptr(),
                                                 0 if final_obs is None else final_obs.data_ptr()))
-        return obs, rewards, terminated, truncated, lives, frames, episode, final_obs
+        return StepResult(obs, rewards, terminated, truncated, device_ids.clone(), lives, frames, episode, final_obs)
+
+    def _sync_host(self) -> None:
+        """Copies the consoles back into the host emulator, whose raw accessors then read them (synchronises)."""
+        host = self.emulator.arrays()
+        for name in ("machines", "envs", "buffers"):
+            host[name][:] = self.host_array(name)
+
+    def screens(self):
+        self._sync_host()
+        screens, lives = self.emulator.observe()
+        return torch.from_numpy(screens).to(self.device), torch.from_numpy(lives).to(self.device)
+
+    def ram(self):
+        self._sync_host()
+        rows = np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)])
+        return torch.from_numpy(rows).to(self.device)
 
     # Environment states (cule/cpp/state_rows.hpp): one block per environment, its threads striding over the row.
     STATE_THREADS = 256
 
-    def save_states(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
-        """rows [B, row_bytes] uint8 on the device: environment ids[i]'s state into row i from byte `offset` on."""
+    def save_states(self, ids, rows, offset, with_rng):
         self._state_rows(ids, rows, offset, with_rng, save=True)
 
-    def load_states(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
-        """The reverse of save_states."""
-        self._state_rows(ids, rows, offset, with_rng, save=False)
+    def load_states(self, ids, rows, offset, with_rng):
+        self._state_rows(ids, rows.to(self.device).contiguous(), offset, with_rng, save=False)
 
-    def copy_states(self, src: torch.Tensor, dst: torch.Tensor, with_rng: bool) -> None:
-        """Environment src[i]'s state onto dst[i] in one launch (no environment both a source and a destination)."""
+    def copy_states(self, src, dst, with_rng):
+        """One launch for all pairs."""
+        src, dst = self.device_ids(src), self.device_ids(dst)
         self._per_env("cule_copy_state", src.numel(), src.data_ptr(), dst.data_ptr(), _Int32(src.numel()),
                       _Int32(with_rng))
 
-    def _state_rows(self, ids: torch.Tensor, rows: torch.Tensor, offset: int, with_rng: bool, save: bool) -> None:
+    def _state_rows(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool, save: bool) -> None:
+        ids = self.device_ids(ids)
         self._per_env("cule_state_rows", ids.numel(), ids.data_ptr(), _Int32(ids.numel()), rows.data_ptr(),
                       _Int32(rows.shape[1]), _Int32(offset), _Int32(with_rng), _Int32(save))
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cule.benchmarks import add_output_dir, pyplot
+from cule.benchmarks import adapters, add_output_dir, pyplot
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 SCALE_ENVS = [256, 1024]
@@ -46,52 +46,17 @@ def steps_for(n: int, steps: int) -> int:
     return max(10, round(steps * 16 / max(n, 16)))
 
 
-def _vector_fps(make, n: int, steps: int, convert) -> float:
-    env = make(n)
-    env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    actions = [convert(rng.integers(0, env.single_action_space.n, size=n)) for _ in range(steps)]
-    env.step(actions[0])  # warm up
-    t0 = time.perf_counter()
-    for a in actions:
-        env.step(a)
-    fps = steps * 4 * n / (time.perf_counter() - t0)
-    env.close()
-    return fps
-
-
 def cule_vector(game: str, n: int, steps: int, threads: int) -> float:
-    import torch
-
-    import cule
-
-    return _vector_fps(lambda k: cule.AtariVectorEnv(game, k, num_threads=threads), n, steps, torch.from_numpy)
+    return adapters.frames_per_second(adapters.make("cule-cpu", game, n, threads), steps)
 
 
 def ale_vector(game: str, n: int, steps: int, threads: int) -> float:
-    from ale_py.vector_env import AtariVectorEnv
-
-    return _vector_fps(lambda k: AtariVectorEnv(game, k, num_threads=threads), n, steps, lambda a: a)
+    return adapters.frames_per_second(adapters.make("ale-vector", game, n, threads), steps)
 
 
 def ale_single(game: str, steps: int) -> float:
-    """One ALEInterface, frame_skip 4, random minimal actions, reset at game over."""
-    import ale_py
-
-    ale = ale_py.ALEInterface()
-    ale.setLoggerMode(ale_py.LoggerMode.Error)
-    ale.setInt("random_seed", 0)
-    ale.setInt("frame_skip", 4)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(ale_py.roms.get_rom_path(game))
-    actions = ale.getMinimalActionSet()
-    picks = np.random.default_rng(0).integers(0, len(actions), size=steps)
-    t0 = time.perf_counter()
-    for p in picks:
-        ale.act(actions[p])
-        if ale.game_over():
-            ale.reset_game()
-    return steps * 4 / (time.perf_counter() - t0)
+    """One ALEInterface, frame_skip 4, random minimal actions, reset at game over, no screen read."""
+    return adapters.frames_per_second(adapters.AleLoopEnv(game, 1, 1, screens=False), steps)
 
 
 def profile(game: str, envs: int, steps: int) -> None:

@@ -46,183 +46,22 @@ import numpy as np
 import torch
 
 from cule.benchmarks import add_output_dir
+from cule.benchmarks.adapters import BACKENDS, available, make
 
-BACKENDS = ["cule-cpu", "cule-cuda", "ale-vector", "ale-loop", "envpool"]
 MODES = ["emulation", "inference", "training"]
 QUICK = dict(games=["pong"], envs=[1, 8, 32], modes=MODES)
 FULL = dict(games=["pong", "breakout", "ms_pacman", "space_invaders"], envs=[2 ** k for k in range(13)], modes=MODES)
 
 
-# ---------------------------------------------------------------- backends
-class Env:
-    """A batch of `n` preprocessed Atari envs: actions [n] long in, (obs [n, 4, 84, 84] uint8, rewards [n]
-    float, done [n] bool) out as torch tensors on `device`."""
-    frameskip = 4
-    device = torch.device("cpu")
-    num_actions: int
-
-    def __init__(self, game: str, n: int, threads: int):
-        self.game, self.n = game, n
-
-    def reset(self, seed: int) -> torch.Tensor:
-        raise NotImplementedError
-
-    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        raise NotImplementedError
-
-    def frame_numbers(self) -> np.ndarray:
-        """Each env's emulated-frame counter as the emulator itself reports it."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-
-class CuleEnv(Env):
-    def __init__(self, game, n, threads, device="cpu"):
-        import cule
-
-        super().__init__(game, n, threads)
-        self.device = torch.device(device)
-        self.env = cule.AtariVectorEnv(game, n, num_threads=threads, device=device)
-        self.num_actions = int(self.env.single_action_space.n)
-
-    def reset(self, seed):
-        obs, self.info = self.env.reset(seed=seed)
-        return obs
-
-    def step(self, actions):
-        obs, reward, terminated, truncated, self.info = self.env.step(actions)
-        return obs, reward.float(), terminated | truncated
-
-    def frame_numbers(self):
-        return self.info["frame_number"].cpu().numpy()
-
-    def close(self):
-        self.env.close()
-
-
-class AleVectorEnv(Env):
-    def __init__(self, game, n, threads):
-        from ale_py.vector_env import AtariVectorEnv
-
-        super().__init__(game, n, threads)
-        self.env = AtariVectorEnv(game, n, num_threads=threads)
-        self.num_actions = int(self.env.single_action_space.n)
-
-    def reset(self, seed):
-        obs, self.info = self.env.reset(seed=seed)
-        return torch.from_numpy(obs)
-
-    def step(self, actions):
-        obs, reward, terminated, truncated, self.info = self.env.step(actions.numpy())
-        return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
-
-    def frame_numbers(self):
-        return np.asarray(self.info["frame_number"])
-
-    def close(self):
-        self.env.close()
-
-
-class AleLoopEnv(Env):
-    """n ALEInterfaces, frame_skip 4, stepped one after another; the grey screen is read every step."""
-
-    def __init__(self, game, n, threads):
-        import ale_py
-
-        super().__init__(game, n, threads)
-        self.ales = []
-        for i in range(n):
-            ale = ale_py.ALEInterface()
-            ale.setLoggerMode(ale_py.LoggerMode.Error)
-            ale.setInt("random_seed", i)
-            ale.setInt("frame_skip", self.frameskip)
-            ale.setFloat("repeat_action_probability", 0.0)
-            ale.loadROM(ale_py.roms.get_rom_path(game))
-            self.ales.append(ale)
-        self.actions = self.ales[0].getMinimalActionSet()
-        self.num_actions = len(self.actions)
-        self.screen = np.zeros((n, 210, 160), np.uint8)
-
-    def reset(self, seed):
-        for ale in self.ales:
-            ale.reset_game()
-        return torch.zeros(self.n, 4, 84, 84, dtype=torch.uint8)
-
-    def step(self, actions):
-        rewards, dones = np.zeros(self.n, np.float32), np.zeros(self.n, bool)
-        for i, (ale, a) in enumerate(zip(self.ales, actions.tolist())):
-            rewards[i] = ale.act(self.actions[a])
-            dones[i] = ale.game_over()
-            if dones[i]:
-                ale.reset_game()
-            ale.getScreenGrayscale(self.screen[i])
-        # No resize or stack: the network sees the top-left 84x84 of the last screen, repeated.
-        obs = torch.from_numpy(self.screen[:, :84, :84]).unsqueeze(1).expand(-1, 4, -1, -1)
-        return obs, torch.from_numpy(rewards), torch.from_numpy(dones)
-
-    def frame_numbers(self):
-        return np.array([ale.getFrameNumber() for ale in self.ales])
-
-
-class EnvPoolEnv(Env):
-    def __init__(self, game, n, threads):
-        import envpool
-
-        super().__init__(game, n, threads)
-        task = "".join(w.capitalize() for w in game.split("_")) + "-v5"
-        self.env = envpool.make(task, env_type="gymnasium", num_envs=n, num_threads=threads, frame_skip=4,
-                                stack_num=4, img_height=84, img_width=84, noop_max=30, episodic_life=False,
-                                reward_clip=True, repeat_action_probability=0.0, use_fire_reset=True)
-        self.num_actions = int(self.env.action_space.n)
-
-    def reset(self, seed):
-        obs, self.info = self.env.reset()
-        return torch.from_numpy(obs)
-
-    def step(self, actions):
-        obs, reward, terminated, truncated, self.info = self.env.step(actions.numpy())
-        return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
-
-    def frame_numbers(self):
-        return np.asarray(self.info["elapsed_step"]) * self.frameskip  # envpool counts steps, not frames
-
-    def close(self):
-        self.env.close()
-
-
-def available(backend: str) -> str | None:
-    """None if `backend` can run here, else why not."""
-    try:
-        if backend == "cule-cuda":
-            import cupy  # noqa: F401
-            if not torch.cuda.is_available():
-                return "no CUDA GPU visible to torch"
-        elif backend == "envpool":
-            import envpool  # noqa: F401
-        elif backend.startswith("ale"):
-            import ale_py  # noqa: F401
-    except ImportError as e:
-        return f"{e.name} is not installed"
-    return None
-
-
-def make_env(backend: str, game: str, n: int, threads: int) -> Env:
-    if backend == "cule-cpu":
-        return CuleEnv(game, n, threads)
-    if backend == "cule-cuda":
-        return CuleEnv(game, n, threads, device="cuda")
-    return {"ale-vector": AleVectorEnv, "ale-loop": AleLoopEnv, "envpool": EnvPoolEnv}[backend](game, n, threads)
-
-
 # ---------------------------------------------------------------- load conditions
 class Agent:
-    """Picks actions for a mode: random (emulation), a Nature CNN (inference), the CNN trained by A2C+V-trace
-    every `unroll` steps (training). Observations move to `net_device` first (a host copy for CPU backends
-    on a GPU network, as in the paper's inference path)."""
+    """Picks actions for a mode: random (emulation), a Nature CNN (inference), the CNN trained by the
+    A2C+V-trace trainer's update (cule.trainers.a2c_vtrace, its default arguments) on every `unroll` steps
+    (training). Observations move to `net_device` first (a host copy for CPU backends on a GPU network, as
+    in the paper's inference path)."""
 
     def __init__(self, mode: str, num_actions: int, n: int, net_device: torch.device, unroll: int, seed: int):
+        from cule.trainers import a2c_vtrace
         from cule.trainers.common.models import NatureCNN
 
         self.mode, self.n, self.num_actions, self.unroll = mode, n, num_actions, unroll
@@ -231,41 +70,40 @@ class Agent:
         if mode != "emulation":
             torch.manual_seed(seed)
             self.net = NatureCNN(4, num_actions).to(net_device)
-            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=5e-4, eps=1.5e-4)
-        self.rollout: list[tuple] = []
+            self.args = a2c_vtrace.Args()
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.args.learning_rate,
+                                              eps=self.args.adam_eps)
+            self.rollout = a2c_vtrace.Rollout(unroll, n, (4, 84, 84), net_device)
+        self.t = 0
 
     def act(self, obs: torch.Tensor) -> torch.Tensor:
         if self.mode == "emulation":
             return torch.randint(0, self.num_actions, (self.n,), generator=self.generator)
         obs = obs.to(self.device, non_blocking=True)
-        with torch.set_grad_enabled(self.mode == "training"):
-            logits, values = self.net(obs)
-        actions = torch.distributions.Categorical(logits=logits.detach()).sample()
+        with torch.no_grad():
+            logits, _ = self.net(obs)
+        dist = torch.distributions.Categorical(logits=logits)
+        actions = dist.sample()
         if self.mode == "training":
-            self.rollout.append((logits, values, actions))
+            ro = self.rollout
+            ro.obs[self.t], ro.actions[self.t], ro.behaviour_logp[self.t] = obs, actions, dist.log_prob(actions)
         return actions
 
     def observe(self, rewards: torch.Tensor, dones: torch.Tensor, next_obs: torch.Tensor) -> None:
         if self.mode != "training":
             return
-        self.rollout[-1] += (rewards.to(self.device), dones.to(self.device))
-        if len(self.rollout) == self.unroll:
-            self._update(next_obs)
+        ro = self.rollout
+        ro.rewards[self.t], ro.dones[self.t] = rewards.to(self.device).clamp(-1, 1), dones.to(self.device)
+        self.t += 1
+        if self.t == self.unroll:
+            from cule.trainers.a2c_vtrace import vtrace_loss
 
-    def _update(self, next_obs: torch.Tensor) -> None:
-        from cule.trainers.common.vtrace import vtrace
-
-        logits, values, actions, rewards, dones = (torch.stack(x) for x in zip(*self.rollout))
-        with torch.no_grad():
-            bootstrap = self.net(next_obs.to(self.device))[1]
-        log_probs = torch.distributions.Categorical(logits=logits).log_prob(actions)
-        vs, advantages = vtrace(log_probs.detach(), log_probs.detach(), rewards.clamp(-1, 1),
-                                0.99 * (~dones).float(), values.detach(), bootstrap)
-        loss = -(log_probs * advantages).mean() + 0.5 * (vs - values).pow(2).mean()
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
-        self.rollout.clear()
+            ro.obs[self.t] = next_obs.to(self.device)
+            loss = vtrace_loss(self.net, ro, self.args)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            self.t = 0
 
 
 @dataclass
@@ -287,7 +125,7 @@ class Row:
 def measure(backend: str, game: str, mode: str, n: int, threads: int, seconds: float, min_steps: int,
             net_device: torch.device, unroll: int = 5, seed: int = 0) -> Row:
     """Steps one backend for at least `min_steps` steps and `seconds` seconds (after one warm-up step)."""
-    env = make_env(backend, game, n, threads)
+    env = make(backend, game, n, threads)
     try:
         agent = Agent(mode, env.num_actions, n, net_device, unroll, seed)
         obs = env.reset(seed)

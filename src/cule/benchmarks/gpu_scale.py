@@ -29,7 +29,7 @@ from cule.benchmarks import add_output_dir, pyplot
 def measure(game: str, n: int, warmup: int, steps: int) -> dict:
     env = cule.AtariVectorEnv(game, n, device="cuda")
     env.reset(seed=0)
-    launcher, events = env._device.launcher, {"run": [], "render": [], "reset": [], "gather": []}
+    launcher, events = env.backend.launcher, {"run": [], "render": [], "reset": [], "gather": []}
     launch = launcher.launch
 
     def timed(kernel, geometry, args):  # each launch timed with CUDA events on the current stream
@@ -51,7 +51,7 @@ def measure(game: str, n: int, warmup: int, steps: int) -> dict:
     torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     ms = {k: sum(s.elapsed_time(e) for s, e in v) / len(v) for k, v in events.items()}
-    stats = env._device.render_stats()
+    stats = env.backend.render_stats()
     env.close()
     return dict(game=game, envs=n, fps=steps * 4 * n / seconds, step_ms=1e3 * seconds / steps,
                 run_ms=ms["run"], render_ms=ms["render"], reset_ms=ms["reset"], gather_ms=ms["gather"],

@@ -15,16 +15,9 @@ namespace cule {
 
 // ale-py AtariVectorEnv's preprocessing arguments (plus cule's mode choice).
 struct VectorOptions {
-  int32_t frameskip = 4, stack_num = 4, img_height = 84, img_width = 84;
-  uint8_t grayscale = 1, maxpool = 1;
-  int32_t noop_max = 30;
-  uint8_t fire_reset = 1, has_fire = 0;  // has_fire: FIRE is in the action set
-  uint8_t episodic_life = 0, life_loss_info = 0, reward_clipping = 1;
-  int32_t max_episode_steps = 108000;
-  uint8_t same_step = 0;   // AutoresetMode.SAME_STEP
-  uint8_t gymnasium = 0;   // gymnasium AtariEnv steps instead (cule.make)
-  int32_t default_mode = 0, mode = 0, difficulty = 0;
-  int32_t cache_size = 0;  // reset_mode "cache": K start states (0: ALE's reset every time)
+#define CULE_OPTION(type, name, value, meaning) type name = value;
+#include "vector_options.inc"
+#undef CULE_OPTION
 };
 
 // PreprocessedEnv's per-environment fields beside EnvState's.

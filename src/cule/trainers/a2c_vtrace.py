@@ -22,7 +22,7 @@ from cule.trainers.common import vtrace
 from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common import sampling
-from cule.trainers.common.envs import make_env
+from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.run import ActorCriticArgs, Run
@@ -40,14 +40,33 @@ class Args(ActorCriticArgs):
 
 
 class Rollout:
-    """One batch's rollout on the device: obs [T+1, B, 4, 84, 84], actions/behaviour log-probs/rewards/dones [T, B]."""
+    """One batch's rollout on the device: obs [T+1, B, *obs_shape], actions/behaviour log-probs/rewards/dones
+    [T, B]."""
 
-    def __init__(self, T: int, B: int, device: torch.device):
-        self.obs = torch.zeros((T + 1, B, 4, 84, 84), dtype=torch.uint8, device=device)
+    def __init__(self, T: int, B: int, obs_shape: tuple[int, ...], device: torch.device):
+        self.obs = torch.zeros((T + 1, B, *obs_shape), dtype=torch.uint8, device=device)
         self.actions = torch.zeros((T, B), dtype=torch.long, device=device)
         self.behaviour_logp, self.rewards = torch.zeros((T, B), device=device), torch.zeros((T, B), device=device)
         self.dones = torch.zeros((T, B), dtype=torch.bool, device=device)
         self.filled = False
+
+
+def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> torch.Tensor:
+    """The actor-critic loss on a rollout collected by an older policy: policy gradient with V-trace
+    advantages, value regression to the V-trace targets, minus the entropy bonus (IMPALA section 4.2).
+    Rewards in the rollout are already clipped."""
+    T, B = ro.actions.shape
+    logits, values = model(ro.obs.reshape((T + 1) * B, *ro.obs.shape[2:]))
+    logits, values = logits.reshape(T + 1, B, -1), values.reshape(T + 1, B)
+    dist = Categorical(logits=logits[:T])
+    target_logp = dist.log_prob(ro.actions)
+    discounts = args.gamma * (~ro.dones).float()
+    vs, pg_adv = vtrace(ro.behaviour_logp, target_logp.detach(), ro.rewards, discounts, values[:T].detach(),
+                        values[T].detach(), args.clip_rho, args.clip_c)
+    pg_loss = -(pg_adv * target_logp).mean()
+    v_loss = 0.5 * F.mse_loss(values[:T], vs)
+    entropy = dist.entropy().mean()
+    return pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
 
 
 def train(args: Args) -> dict:
@@ -64,14 +83,15 @@ def train(args: Args) -> dict:
     envs = [make_env(args.game, B, args.device, args.seed + 1000 * k + first, args.num_threads)
             for k in range(args.num_batches)]
     env_ids = [1000 * k + first + torch.arange(B, device=device) for k in range(args.num_batches)]
-    run = Run(args, envs[0].n_actions, dist=ranks)
+    contract = EnvContract.of(envs[0])
+    run = Run(args, contract, dist=ranks)
     model = run.model
-    frames_per_update = B * ranks.world * T * envs[0].frameskip
+    frames_per_update = B * ranks.world * T * contract.frameskip
     num_updates = max(1, args.total_frames // frames_per_update)
     start_update = run.start_update
     log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
 
-    rollouts = [Rollout(T, B, device) for _ in envs]
+    rollouts = [Rollout(T, B, contract.obs_shape, device) for _ in envs]
     obs = [env.reset(seed=args.seed + 1000 * k + first + start_update)[0] for k, env in enumerate(envs)]
     scores = EpisodeScores(B * args.num_batches, device)
     result, loss = {}, torch.zeros(())
@@ -80,17 +100,7 @@ def train(args: Args) -> dict:
         k = update % args.num_batches
         ro = rollouts[k]
         if ro.filled:  # train on this batch's previous rollout: off-policy by num_batches - 1 updates
-            logits, values = model(ro.obs.reshape((T + 1) * B, 4, 84, 84))
-            logits, values = logits.reshape(T + 1, B, -1), values.reshape(T + 1, B)
-            dist = Categorical(logits=logits[:T])
-            target_logp = dist.log_prob(ro.actions)
-            discounts = args.gamma * (~ro.dones).float()
-            vs, pg_adv = vtrace(ro.behaviour_logp, target_logp.detach(), ro.rewards, discounts, values[:T].detach(),
-                                values[T].detach(), args.clip_rho, args.clip_c)
-            pg_loss = -(pg_adv * target_logp).mean()
-            v_loss = 0.5 * F.mse_loss(values[:T], vs)
-            entropy = dist.entropy().mean()
-            loss = pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
+            loss = vtrace_loss(model, ro, args)
             run.step_grads(loss)
         # collect the next rollout of this batch with the current policy
         ro.obs[0] = obs[k]

@@ -19,7 +19,7 @@ from torch.distributions import Categorical
 from cule.trainers.common import gae
 from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
-from cule.trainers.common.envs import make_env
+from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.run import ActorCriticArgs, Run
@@ -45,15 +45,16 @@ def train(args: Args) -> dict:
     Run.seed(args.seed)
     first_env = args.seed + ranks.first_env(args.num_envs)
     env = make_env(args.game, ranks.local_envs(args.num_envs), args.device, first_env, args.num_threads)
-    run = Run(args, env.n_actions, dist=ranks)
+    contract = EnvContract.of(env)
+    run = Run(args, contract, dist=ranks)
     model, optimizer = run.model, run.optimizer
-    frames_per_update = args.num_envs * args.num_steps * env.frameskip
+    frames_per_update = args.num_envs * args.num_steps * contract.frameskip
     num_updates = max(1, args.total_frames // frames_per_update)
     start_update = run.start_update
     log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
 
     n, T = ranks.local_envs(args.num_envs), args.num_steps
-    obs_buf = torch.zeros((T, n, 4, 84, 84), dtype=torch.uint8, device=device)
+    obs_buf = torch.zeros((T, n, *contract.obs_shape), dtype=torch.uint8, device=device)
     actions = torch.zeros((T, n), dtype=torch.long, device=device)
     logprobs, rewards, values = (torch.zeros((T, n), device=device) for _ in range(3))
     dones = torch.zeros((T, n), dtype=torch.bool, device=device)
@@ -78,13 +79,13 @@ def train(args: Args) -> dict:
             rewards[t] = torch.sign(reward.float())
             dones[t] = done
             scores.add(reward, done)
-            after_done = done if args.game != "sanity" else torch.zeros_like(done)
+            after_done = torch.zeros_like(done) if contract.same_step_reset else done
         run.frames += frames_per_update
         with torch.no_grad():
             bootstrap = model(obs)[1]
         advantages, returns = gae(rewards, values, dones, bootstrap, args.gamma, args.gae_lambda)
 
-        b_obs = obs_buf.reshape(T * n, 4, 84, 84)
+        b_obs = obs_buf.reshape(T * n, *contract.obs_shape)
         b_actions, b_logprobs = actions.reshape(-1), logprobs.reshape(-1)
         b_adv, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
         b_valid = valid.reshape(-1).float()

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
-from cule.trainers.common.envs import make_env
+from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.models import QNetwork
@@ -183,11 +183,12 @@ def train(args: Args) -> dict:
     first_env = ranks.first_env(args.num_envs)
     B = ranks.local_envs(args.num_envs)
     env = make_env(args.game, B, args.device, args.seed + first_env, args.num_threads)
-    A = env.n_actions
-    same_step = getattr(env, "same_step_reset", False)
-    model = QNetwork(4, A, args.network, args.dueling, args.atoms, args.v_min, args.v_max, args.noisy,
-                     args.noisy_sigma0)
-    run = Run(args, A, model, dist=ranks)
+    contract = EnvContract.of(env)
+    A, same_step = contract.n_actions, contract.same_step_reset
+    stack, height, width = contract.obs_shape
+    model = QNetwork(stack, A, args.network, args.dueling, args.atoms, args.v_min, args.v_max, args.noisy,
+                     args.noisy_sigma0, height, width)
+    run = Run(args, contract, model, dist=ranks)
     model = run.model
     target = copy.deepcopy(model)
     if "target" in run.extra:
@@ -196,9 +197,10 @@ def train(args: Args) -> dict:
     actor = model if args.actor_sync_every == 0 else copy.deepcopy(model).requires_grad_(False)
     learner = Learner(args, model, target)
     replay = FrameReplay(args.buffer_size, B, args.n_step, args.gamma,
-                         args.priority_alpha if args.prioritized else 0.0, device=device)
+                         args.priority_alpha if args.prioritized else 0.0, stack=stack, frame_shape=(height, width),
+                         device=device)
     actor_priorities = ActorPriorities(args, B, device) if args.apex else None
-    frames_per_step = B * ranks.world * env.frameskip
+    frames_per_step = B * ranks.world * contract.frameskip
     num_steps = max(1, args.total_frames // frames_per_step)
     start = run.start_update
     grad_steps, credit = run.extra.get("grad_steps", 0), run.extra.get("credit", 0.0)

@@ -164,6 +164,11 @@ void bind_core(py::module_& m) {
   }, py::arg("game"), "ALE's legal action set of a game unit (getLegalActionSet): the actions it does not turn "
                       "into NOOP.");
   m.attr("mappers") = mappers;
+  py::dict options;  // name -> (default, meaning), in VectorOptions' order
+#define CULE_OPTION(type, name, value, meaning) options[#name] = py::make_tuple((int64_t)(value), meaning);
+#include "vector_options.inc"
+#undef CULE_OPTION
+  m.attr("vector_options") = options;
   m.attr("kernel_names") = kernels;
 }
 

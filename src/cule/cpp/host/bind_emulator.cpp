@@ -80,27 +80,22 @@ void bind_emulator(py::module_& m) {
         return py::make_tuple(screens, lives);
       }, "(screens [N, H, 160] palette indices, lives [N])")
       .def("configure_vector", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
-                                  py::array_t<uint8_t, py::array::c_style> gray, int frameskip, int stack_num,
-                                  int img_height, int img_width, bool grayscale, bool maxpool, int noop_max,
-                                  bool fire_reset, bool has_fire, bool episodic_life, bool life_loss_info,
-                                  bool reward_clipping, int max_episode_steps, bool same_step, bool gymnasium,
-                                  int default_mode, int mode, int difficulty, int cache_size) {
+                                  py::array_t<uint8_t, py::array::c_style> gray, const py::kwargs& settings) {
         if (rgb.size() != 256 * 3 || gray.size() != 256)
           throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
         cule::VectorOptions o;
-        o.frameskip = frameskip; o.stack_num = stack_num; o.img_height = img_height; o.img_width = img_width;
-        o.grayscale = grayscale; o.maxpool = maxpool; o.noop_max = noop_max; o.fire_reset = fire_reset;
-        o.has_fire = has_fire; o.episodic_life = episodic_life; o.life_loss_info = life_loss_info;
-        o.reward_clipping = reward_clipping; o.max_episode_steps = max_episode_steps; o.same_step = same_step;
-        o.gymnasium = gymnasium; o.default_mode = default_mode; o.mode = mode; o.difficulty = difficulty;
-        o.cache_size = cache_size;
+        size_t known = 0;
+#define CULE_OPTION(type, name, value, meaning) \
+  if (settings.contains(#name)) o.name = (type)settings[#name].cast<int64_t>(), ++known;
+#include "vector_options.inc"
+#undef CULE_OPTION
+        if (known != settings.size())
+          throw py::type_error("configure_vector: unknown setting among " + py::str(settings.attr("keys")()).cast<std::string>() +
+                               "; the settings are cule._core.vector_options");
         e.configure_vector(o, rgb.data(), gray.data());
-      }, py::arg("rgb"), py::arg("gray"), py::arg("frameskip"), py::arg("stack_num"), py::arg("img_height"),
-         py::arg("img_width"), py::arg("grayscale"), py::arg("maxpool"), py::arg("noop_max"), py::arg("fire_reset"),
-         py::arg("has_fire"), py::arg("episodic_life"), py::arg("life_loss_info"), py::arg("reward_clipping"),
-         py::arg("max_episode_steps"), py::arg("same_step"), py::arg("gymnasium"), py::arg("default_mode"),
-         py::arg("mode"), py::arg("difficulty"), py::arg("cache_size") = 0,
-         "ale-py's PreprocessedEnv settings for every environment (see cule.AtariVectorEnv).")
+      }, py::arg("rgb"), py::arg("gray"),
+         "ale-py's PreprocessedEnv settings for every environment, as keywords named in cule._core.vector_options "
+         "(defaults for those left out; see cule.AtariVectorEnv).")
       .def("vector_run", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
                             py::array_t<int32_t, py::array::c_style> actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
                             bool force_reset, int num_threads) {

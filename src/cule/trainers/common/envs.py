@@ -1,14 +1,38 @@
 """Environments for the trainers: cule's AtariVectorEnv, or a tiny on-device sanity task.
 
-Both return (obs uint8 [N, 4, 84, 84], reward [N], terminated [N], truncated
-[N], info) as torch tensors on the training device, with NextStep autoreset.
+Both are gymnasium vector envs returning (obs uint8 [N, *obs_shape], reward
+[N], terminated [N], truncated [N], info) as torch tensors on the training
+device. A trainer reads what it needs of one through EnvContract.of(env):
+nothing is assumed about the game or probed by name.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
+from gymnasium.spaces import Box, Discrete
+from gymnasium.vector import AutoresetMode
 
 
-class SideTask:
+@dataclass(frozen=True)
+class EnvContract:
+    """What a trainer needs to know of its environment, as the environment declares it."""
+
+    obs_shape: tuple[int, ...]  # one observation: (stacked frames, height, width), uint8
+    n_actions: int              # actions are indices 0..n_actions - 1
+    frameskip: int              # emulated frames per step (the trainers count frames)
+    # True: the step that ends an episode already returns the next one's first observation (SameStep
+    # autoreset). False (NextStep): the step after it only resets, and its action is ignored.
+    same_step_reset: bool
+
+    @classmethod
+    def of(cls, env) -> "EnvContract":
+        return cls(tuple(env.single_observation_space.shape), int(env.single_action_space.n), int(env.frameskip),
+                   env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP)
+
+
+class SanityTask:
     """The sanity task: the frame shows a bright block on the left or the right half; action 0 is right for
     left, 1 for right. One-step episodes, reward 1 for the right answer, 0 otherwise: a policy that reads the
     pixels reaches a mean return near 1, chance is 0.5.
@@ -19,18 +43,19 @@ class SideTask:
     one's first observation: there is no reset-only step as with NextStep autoreset."""
 
     frameskip = 1
-    same_step_reset = True
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    single_observation_space = Box(0, 255, (4, 84, 84), np.uint8)
+    single_action_space = Discrete(2)
 
     def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int = 0):
         self.num_envs = num_envs
         self.device = torch.device(device)
-        self.n_actions = 2
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.side = torch.zeros(num_envs, dtype=torch.long, device=self.device)
 
     def _observe(self) -> torch.Tensor:
         self.side = torch.randint(0, 2, (self.num_envs,), generator=self.generator, device=self.device)
-        obs = torch.zeros(self.num_envs, 4, 84, 84, dtype=torch.uint8, device=self.device)
+        obs = torch.zeros(self.num_envs, *self.single_observation_space.shape, dtype=torch.uint8, device=self.device)
         left = self.side == 0
         obs[left, -1, 20:60, 5:35] = 255
         obs[~left, -1, 20:60, 49:79] = 255
@@ -51,12 +76,10 @@ class SideTask:
 
 
 def make_env(game: str, num_envs: int, device: str, seed: int, num_threads: int = 0):
-    """'sanity' gives SideTask; anything else an Atari game with ale-py's vector-env preprocessing, unclipped
+    """'sanity' gives SanityTask; anything else an Atari game with ale-py's vector-env preprocessing, unclipped
     rewards (the trainer clips them, and logs the game's score)."""
     if game == "sanity":
-        return SideTask(num_envs, device, seed)
+        return SanityTask(num_envs, device, seed)
     import cule
 
-    env = cule.AtariVectorEnv(game, num_envs, device=device, reward_clipping=False, num_threads=num_threads)
-    env.n_actions = env.single_action_space.n
-    return env
+    return cule.AtariVectorEnv(game, num_envs, device=device, reward_clipping=False, num_threads=num_threads)

@@ -37,7 +37,7 @@ def next_flags(valid: torch.Tensor, ended: torch.Tensor, same_step: bool = False
     """(first [B], valid [B]) of the next step's row from this step's valid [B] and ended [B] (bool).
 
     NextStep autoreset: the step after an episode's end only resets (its row is not valid) and the
-    one after it holds the new episode's first observation. same_step (SideTask): the ending step
+    one after it holds the new episode's first observation. same_step (SanityTask): the ending step
     already returns the next episode's first observation, and every row is valid.
     """
     if same_step:

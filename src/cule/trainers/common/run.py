@@ -13,6 +13,7 @@ import torch
 
 from cule.trainers.common import checkpoint
 from cule.trainers.common.distributed import Dist
+from cule.trainers.common.envs import EnvContract
 from cule.trainers.common.evaluate import evaluate, plot_curve
 from cule.trainers.common.models import network
 
@@ -55,12 +56,15 @@ class Run:
     and comes back on --resume as `self.extra`.
     """
 
-    def __init__(self, args: CommonArgs, num_actions: int, model: torch.nn.Module | None = None,
+    def __init__(self, args: CommonArgs, contract: EnvContract, model: torch.nn.Module | None = None,
                  dist: Dist | None = None):
         self.args = args
         self.dist = dist or Dist()
         self.device = torch.device(args.device)
-        self.model = (model if model is not None else network(args.network)(4, num_actions)).to(self.device)
+        if model is None:
+            stack, height, width = contract.obs_shape
+            model = network(args.network)(stack, contract.n_actions, height, width)
+        self.model = model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=args.adam_eps)
         self.start_update, self.frames, self.extra = 0, 0, {}
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None

@@ -1,0 +1,207 @@
+"""The emulators every benchmark compares, behind one adapter each.
+
+Every adapter steps a batch of `n` environments of one game with ale-py's
+vector-env preprocessing where the emulator has it (84x84 grey, 4-frame
+stack, frameskip 4, up to 30 no-ops, FIRE reset, reward clipping):
+
+  cule-cpu    cule.AtariVectorEnv on the CPU (`threads` threads)
+  cule-cuda   cule.AtariVectorEnv(device="cuda"), when a GPU and cupy are there
+  ale-vector  ale_py.vector.AtariVectorEnv (`threads` threads)
+  ale-loop    one ale_py.ALEInterface per env (frame_skip 4) stepped in a Python
+              loop, grey screen read each step (no resize or stack): the
+              plain-ALE baseline
+  envpool     envpool.make("<Game>-v5"), if envpool is installed
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+BACKENDS = ["cule-cpu", "cule-cuda", "ale-vector", "ale-loop", "envpool"]
+
+
+class Env:
+    """A batch of `n` preprocessed Atari envs: actions [n] long in, (obs [n, 4, 84, 84] uint8, rewards [n]
+    float, done [n] bool) out as torch tensors on `device`."""
+    frameskip = 4
+    device = torch.device("cpu")
+    num_actions: int
+
+    def __init__(self, game: str, n: int, threads: int):
+        self.game, self.n = game, n
+
+    def reset(self, seed: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def frame_numbers(self) -> np.ndarray:
+        """Each env's emulated-frame counter as the emulator itself reports it."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class CuleEnv(Env):
+    def __init__(self, game, n, threads, device="cpu"):
+        import cule
+
+        super().__init__(game, n, threads)
+        self.device = torch.device(device)
+        self.env = cule.AtariVectorEnv(game, n, num_threads=threads, device=device)
+        self.num_actions = int(self.env.single_action_space.n)
+
+    def reset(self, seed):
+        obs, self.info = self.env.reset(seed=seed)
+        return obs
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, self.info = self.env.step(actions)
+        return obs, reward.float(), terminated | truncated
+
+    def frame_numbers(self):
+        return self.info["frame_number"].cpu().numpy()
+
+    def close(self):
+        self.env.close()
+
+
+class AleVectorEnv(Env):
+    def __init__(self, game, n, threads):
+        from ale_py.vector_env import AtariVectorEnv
+
+        super().__init__(game, n, threads)
+        self.env = AtariVectorEnv(game, n, num_threads=threads)
+        self.num_actions = int(self.env.single_action_space.n)
+
+    def reset(self, seed):
+        obs, self.info = self.env.reset(seed=seed)
+        return torch.from_numpy(obs)
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, self.info = self.env.step(actions.numpy())
+        return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
+
+    def frame_numbers(self):
+        return np.asarray(self.info["frame_number"])
+
+    def close(self):
+        self.env.close()
+
+
+class AleLoopEnv(Env):
+    """n ALEInterfaces, frame_skip 4, stepped one after another; the grey screen is read every step unless
+    `screens` is False (then obs is all zeros)."""
+
+    def __init__(self, game, n, threads, screens: bool = True):
+        import ale_py
+
+        super().__init__(game, n, threads)
+        self.ales = []
+        for i in range(n):
+            ale = ale_py.ALEInterface()
+            ale.setLoggerMode(ale_py.LoggerMode.Error)
+            ale.setInt("random_seed", i)
+            ale.setInt("frame_skip", self.frameskip)
+            ale.setFloat("repeat_action_probability", 0.0)
+            ale.loadROM(ale_py.roms.get_rom_path(game))
+            self.ales.append(ale)
+        self.actions = self.ales[0].getMinimalActionSet()
+        self.num_actions = len(self.actions)
+        self.screen = np.zeros((n, 210, 160), np.uint8)
+        self.screens = screens
+
+    def reset(self, seed):
+        for ale in self.ales:
+            ale.reset_game()
+        return torch.zeros(self.n, 4, 84, 84, dtype=torch.uint8)
+
+    def step(self, actions):
+        rewards, dones = np.zeros(self.n, np.float32), np.zeros(self.n, bool)
+        for i, (ale, a) in enumerate(zip(self.ales, actions.tolist())):
+            rewards[i] = ale.act(self.actions[a])
+            dones[i] = ale.game_over()
+            if dones[i]:
+                ale.reset_game()
+            if self.screens:
+                ale.getScreenGrayscale(self.screen[i])
+        # No resize or stack: the network sees the top-left 84x84 of the last screen, repeated.
+        obs = torch.from_numpy(self.screen[:, :84, :84]).unsqueeze(1).expand(-1, 4, -1, -1)
+        return obs, torch.from_numpy(rewards), torch.from_numpy(dones)
+
+    def frame_numbers(self):
+        return np.array([ale.getFrameNumber() for ale in self.ales])
+
+
+class EnvPoolEnv(Env):
+    def __init__(self, game, n, threads):
+        import envpool
+
+        super().__init__(game, n, threads)
+        task = "".join(w.capitalize() for w in game.split("_")) + "-v5"
+        self.env = envpool.make(task, env_type="gymnasium", num_envs=n, num_threads=threads, frame_skip=4,
+                                stack_num=4, img_height=84, img_width=84, noop_max=30, episodic_life=False,
+                                reward_clip=True, repeat_action_probability=0.0, use_fire_reset=True)
+        self.num_actions = int(self.env.action_space.n)
+
+    def reset(self, seed):
+        obs, self.info = self.env.reset()
+        return torch.from_numpy(obs)
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, self.info = self.env.step(actions.numpy())
+        return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
+
+    def frame_numbers(self):
+        return np.asarray(self.info["elapsed_step"]) * self.frameskip  # envpool counts steps, not frames
+
+    def close(self):
+        self.env.close()
+
+
+def available(backend: str) -> str | None:
+    """None if `backend` can run here, else why not."""
+    try:
+        if backend == "cule-cuda":
+            import cupy  # noqa: F401
+            if not torch.cuda.is_available():
+                return "no CUDA GPU visible to torch"
+        elif backend == "envpool":
+            import envpool  # noqa: F401
+        elif backend.startswith("ale"):
+            import ale_py  # noqa: F401
+    except ImportError as e:
+        return f"{e.name} is not installed"
+    return None
+
+
+def make(backend: str, game: str, n: int, threads: int) -> Env:
+    """A `backend` (one of BACKENDS) adapter for n environments of `game`."""
+    if backend == "cule-cpu":
+        return CuleEnv(game, n, threads)
+    if backend == "cule-cuda":
+        return CuleEnv(game, n, threads, device="cuda")
+    return {"ale-vector": AleVectorEnv, "ale-loop": AleLoopEnv, "envpool": EnvPoolEnv}[backend](game, n, threads)
+
+
+def frames_per_second(env: Env, steps: int, seed: int = 0) -> float:
+    """Emulated frames per second (steps x frameskip x envs) of `steps` steps with uniformly random actions
+    drawn beforehand, after a reset and one warm-up step; closes `env`."""
+    try:
+        env.reset(seed)
+        gen = torch.Generator().manual_seed(seed)
+        actions = [torch.randint(0, env.num_actions, (env.n,), generator=gen).to(env.device)
+                   for _ in range(steps + 1)]
+        env.step(actions[0])
+        t0 = time.perf_counter()
+        for a in actions[1:]:
+            env.step(a)
+        if env.device.type == "cuda":
+            torch.cuda.synchronize(env.device)
+        return steps * env.frameskip * env.n / (time.perf_counter() - t0)
+    finally:
+        env.close()
