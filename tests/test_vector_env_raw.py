@@ -116,3 +116,27 @@ def test_vector_settings_are_declared_once_with_ale_py_defaults(monkeypatch):
     rgb, gray = cule.palettes.palette_for(False)
     with pytest.raises(TypeError, match="unknown setting"):
         configure(env.emulator, rgb, gray, framesikp=4)
+
+
+def test_step_outputs_are_declared_once_and_checked():
+    """cule._core.step_outputs (CULE_STEP_OUTPUTS in cule/cpp/vector.hpp) names what a gather fills and what
+    a step returns; a result array of another dtype is refused, not silently converted into a copy."""
+    env = cule.AtariVectorEnv("pong", 2)
+    obs, info = env.reset(seed=3)
+    out = env.step(torch.zeros(2, dtype=torch.long))
+    returned = dict(zip(("rewards", "terminated", "truncated"), out[1:4]))
+    names = list(cule._core.step_outputs)
+    assert names[:3] == list(returned) and list(out[4]) == ["env_id", *names[3:]]
+    for name, dtype in cule._core.step_outputs.items():
+        value = returned.get(name, out[4].get(name))
+        assert value.numpy().dtype == dtype and value.shape == (2,), name
+    ids = np.arange(2, dtype=np.int32)
+    arrays = {name: np.empty(2, dtype) for name, dtype in cule._core.step_outputs.items()}
+    frames = np.empty((2, 4, 84, 84), np.uint8)
+    env.emulator.gather(ids, frames, None, **arrays)
+    assert np.array_equal(frames, out[0].numpy()) and arrays["frame_number"].tolist() == out[4]["frame_number"].tolist()
+    for name in ("rewards", "terminated"):
+        with pytest.raises(TypeError, match=f"gather needs {name}="):
+            env.emulator.gather(ids, frames, None, **{**arrays, name: np.empty(2, np.int64)})
+    with pytest.raises(TypeError, match="gather needs lives="):
+        env.emulator.gather(ids, frames, None, **{k: v for k, v in arrays.items() if k != "lives"})

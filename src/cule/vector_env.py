@@ -20,7 +20,7 @@ import torch
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from . import backends
+from . import _core, backends
 from . import state as state_format
 from .backends.cpu import make_emulator
 from .errors import StateError, UnknownRomWarning
@@ -29,6 +29,7 @@ from .palettes import palette_for
 from .roms import load_rom
 
 _RESET_MODES = ("ale", "cache")
+_RETURNED = ("rewards", "terminated", "truncated")  # step outputs of the gymnasium tuple; the others go to info
 _FIRE = 1
 _MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
 _NO_IDS = np.empty(0, np.int32)
@@ -484,8 +485,7 @@ class AtariVectorEnv(VectorEnv):
 
     def _gather(self, ids: np.ndarray):
         r = self.backend.gather(ids, self._same_step)
-        info = {"env_id": r.env_id, "lives": r.lives, "frame_number": r.frame_number,
-                "episode_frame_number": r.episode_frame_number}
+        info = {"env_id": r.env_id, **{name: getattr(r, name) for name in _core.step_outputs if name not in _RETURNED}}
         if r.final_obs is not None:
             info["final_obs"] = r.final_obs
         return r.obs, r.rewards, r.terminated, r.truncated, info

@@ -10,33 +10,21 @@ backend returns lives on its ``device``.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from .. import _core
 
-@dataclass
-class StepResult:
-    """One batch's outputs, B environments in the order of their ids.
 
-    obs [B, *obs_shape] uint8; rewards, lives, frame_number,
-    episode_frame_number [B] int32; terminated, truncated [B] bool; env_id
-    [B] int32; final_obs [B, *obs_shape] uint8 or None (SameStep mode: the
-    last observation of the episodes that ended; see each backend for when
-    it is present).
-    """
-
-    obs: torch.Tensor
-    rewards: torch.Tensor
-    terminated: torch.Tensor
-    truncated: torch.Tensor
-    env_id: torch.Tensor
-    lives: torch.Tensor
-    frame_number: torch.Tensor
-    episode_frame_number: torch.Tensor
-    final_obs: torch.Tensor | None
+# One batch's outputs, B environments in the order of their ids: obs [B, *obs_shape] uint8; one tensor [B] per
+# name in cule._core.step_outputs (rewards int32, terminated and truncated bool, lives, frame_number and
+# episode_frame_number int32), declared once in cule/cpp/vector.hpp (CULE_STEP_OUTPUTS); env_id [B] int32;
+# final_obs [B, *obs_shape] uint8 or None (SameStep mode: the last observation of the episodes that ended;
+# see each backend for when it is present).
+StepResult = make_dataclass("StepResult", ["obs", *_core.step_outputs, "env_id", "final_obs"])
 
 
 class Backend(abc.ABC):

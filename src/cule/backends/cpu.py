@@ -66,15 +66,14 @@ class CpuBackend(Backend):
     def gather(self, ids, same_step):
         n = len(ids)
         obs = np.empty((n,) + self.obs_shape, np.uint8)
-        rewards, lives, frames, episode_frames = (np.empty(n, np.int32) for _ in range(4))
-        terminated, truncated = np.empty(n, bool), np.empty(n, bool)
         final = np.empty_like(obs) if same_step else None
-        self.emulator.gather(ids, obs, rewards, terminated, truncated, lives, frames, episode_frames, final)
-        tensor = torch.from_numpy
+        outputs = {name: np.empty(n, dtype) for name, dtype in _core.step_outputs.items()}
+        self.emulator.gather(ids, obs, final, **outputs)
         # final_obs only when an episode ended: the host knows at no cost.
-        ended = same_step and (terminated.any() or truncated.any())
-        return StepResult(tensor(obs), tensor(rewards), tensor(terminated), tensor(truncated), tensor(ids.copy()),
-                          tensor(lives), tensor(frames), tensor(episode_frames), tensor(final) if ended else None)
+        ended = same_step and (outputs["terminated"].any() or outputs["truncated"].any())
+        return StepResult(obs=torch.from_numpy(obs), env_id=torch.from_numpy(ids.copy()),
+                          final_obs=torch.from_numpy(final) if ended else None,
+                          **{name: torch.from_numpy(a) for name, a in outputs.items()})
 
     def screens(self):
         screens, lives = self.emulator.observe()

@@ -146,6 +146,9 @@ class ShimLauncher:
         _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [int(a) & (2**64 - 1) for a in args])
 
 
+_TORCH_DTYPE = {np.dtype(np.int32): torch.int32, np.dtype(np.bool_): torch.bool}
+
+
 class _Int32(int):
     """A kernel argument of type int32_t (every other argument is a 64-bit pointer)."""
 
@@ -242,17 +245,15 @@ class CudaBackend(Backend):
     def gather(self, ids, same_step):
         device_ids = self.device_ids(ids)
         n = device_ids.numel()
-        new = lambda dtype, *shape: torch.empty(shape, dtype=dtype, device=self.device)  # noqa: E731
-        obs = new(torch.uint8, n, *self.obs_shape)
-        rewards, lives, frames, episode = (new(torch.int32, n) for _ in range(4))
-        terminated, truncated = new(torch.bool, n), new(torch.bool, n)
+        obs = torch.empty((n, *self.obs_shape), dtype=torch.uint8, device=self.device)
         final_obs = torch.empty_like(obs) if same_step else None
-        self.launcher.launch("cule_gather", whole_warps(n), (self.view.data_ptr(), device_ids.data_ptr(), _Int32(n),
-                                                             obs.data_ptr(),
-                                                rewards.data_ptr(), terminated.data_ptr(), truncated.data_ptr(),
-                                                lives.data_ptr(), frames.data_ptr(), episode.data_ptr(),
-                                                0 if final_obs is None else final_obs.data_ptr()))
-        return StepResult(obs, rewards, terminated, truncated, device_ids.clone(), lives, frames, episode, final_obs)
+        outputs = {name: torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=self.device)
+                   for name, dtype in _core.step_outputs.items()}
+        self.launcher.launch("cule_gather", whole_warps(n),
+                             (self.view.data_ptr(), device_ids.data_ptr(), _Int32(n), obs.data_ptr(),
+                              *(a.data_ptr() for a in outputs.values()),
+                              0 if final_obs is None else final_obs.data_ptr()))
+        return StepResult(obs=obs, env_id=device_ids.clone(), final_obs=final_obs, **outputs)
 
     def _sync_host(self) -> None:
         """Copies the consoles back into the host emulator, whose raw accessors then read them (synchronises)."""

@@ -27,11 +27,33 @@ struct VectorState {
   uint8_t game_over, truncated, life_lost;
 };
 
+// Every per-environment output of a step besides the observations:
+// X(type, output name, element type as numpy sees it, EnvResult field).
+// EnvResult, StepOutputs, cule_gather's parameters, Emulator.gather's
+// keywords and cule._core.step_outputs (the backends' outputs) expand it.
+#define CULE_STEP_OUTPUTS(X)                                \
+  X(int32_t, rewards, int32_t, reward)                      \
+  X(uint8_t, terminated, bool, terminated)                  \
+  X(uint8_t, truncated, bool, truncated)                    \
+  X(int32_t, lives, int32_t, lives)                         \
+  X(int32_t, frame_number, int32_t, frame_number)           \
+  X(int32_t, episode_frame_number, int32_t, episode_frame_number)
+
 // What EnvVectorizer reports for one environment.
 struct EnvResult {
-  int32_t reward;
-  uint8_t terminated, truncated;
-  int32_t lives, frame_number, episode_frame_number;
+#define CULE_RESULT_FIELD(type, name, element, field) type field;
+  CULE_STEP_OUTPUTS(CULE_RESULT_FIELD)
+#undef CULE_RESULT_FIELD
+};
+
+// Where a gather writes: one array per output, batch position i at [i];
+// observations stacked, oldest first; final_obs (SameStep) or null.
+struct StepOutputs {
+  uint8_t* obs;
+#define CULE_OUTPUT_ARRAY(type, name, element, field) type* name;
+  CULE_STEP_OUTPUTS(CULE_OUTPUT_ARRAY)
+#undef CULE_OUTPUT_ARRAY
+  uint8_t* final_obs;
 };
 
 // std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
@@ -197,19 +219,15 @@ struct EnvFrames {
   }
 
   // One environment's latest result into batch position `i` of the outputs.
-  CULE_PHASE void gather(int i, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
-                      int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) const {
+  CULE_HD void gather(int i, const StepOutputs& out) const {
     const EnvResult& r = b.results[env];
     const size_t bytes = stacked_bytes();
-    linearize(obs + i * bytes);
-    rewards[i] = r.reward;
-    terminated[i] = r.terminated;
-    truncated[i] = r.truncated;
-    lives[i] = r.lives;
-    frame_numbers[i] = r.frame_number;
-    episode_frame_numbers[i] = r.episode_frame_number;
-    if (final_obs) {
-      uint8_t* to = final_obs + i * bytes;
+    linearize(out.obs + i * bytes);
+#define CULE_COPY_OUTPUT(type, name, element, field) out.name[i] = r.field;
+    CULE_STEP_OUTPUTS(CULE_COPY_OUTPUT)
+#undef CULE_COPY_OUTPUT
+    if (out.final_obs) {
+      uint8_t* to = out.final_obs + i * bytes;
       const uint8_t* from = b.final_stacks && (r.terminated || r.truncated) ? b.final_stacks + (size_t)env * bytes
                                                                             : nullptr;
       for (size_t j = 0; j < bytes; ++j) to[j] = from ? from[j] : 0;

@@ -103,14 +103,16 @@ CULE_KERNEL cule_reset(const cule::BatchView* batch, int32_t per_warp) {
 
 // The listed environments' observations (stacked, oldest first), rewards,
 // flags, lives and frame counters, in batch order.
+#define CULE_OUTPUT_PARAM(type, name, element, field) type *name,
+#define CULE_OUTPUT_ARG(type, name, element, field) name,
 CULE_KERNEL cule_gather(const cule::BatchView* batch, const int32_t* ids, int32_t count, uint8_t* obs,
-                        int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t* lives,
-                        int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
+                        CULE_STEP_OUTPUTS(CULE_OUTPUT_PARAM) uint8_t* final_obs) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::EnvFrames{*batch, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers,
-                                         episode_frame_numbers, final_obs);
+  cule::EnvFrames{*batch, ids[i]}.gather(i, cule::StepOutputs{obs, CULE_STEP_OUTPUTS(CULE_OUTPUT_ARG) final_obs});
 }
+#undef CULE_OUTPUT_PARAM
+#undef CULE_OUTPUT_ARG
 
 // Environment states as rows of bytes (state_rows.hpp), one block per listed
 // environment, its threads striding over the row: rows[i * row_bytes ...],

@@ -169,6 +169,11 @@ void bind_core(py::module_& m) {
 #include "vector_options.inc"
 #undef CULE_OPTION
   m.attr("vector_options") = options;
+  py::dict outputs;  // name -> numpy dtype, in cule_gather's order
+#define CULE_OUTPUT_DTYPE(type, name, element, field) outputs[#name] = py::dtype::of<element>();
+  CULE_STEP_OUTPUTS(CULE_OUTPUT_DTYPE)
+#undef CULE_OUTPUT_DTYPE
+  m.attr("step_outputs") = outputs;
   m.attr("kernel_names") = kernels;
 }
 

@@ -111,27 +111,32 @@ void bind_emulator(py::module_& m) {
          py::arg("num_threads") = 0,
          "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
       .def("gather", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
-                        py::array_t<uint8_t, py::array::c_style> obs, py::array_t<int32_t, py::array::c_style> rewards,
-                        py::array_t<bool, py::array::c_style> terminated, py::array_t<bool, py::array::c_style> truncated,
-                        py::array_t<int32_t, py::array::c_style> lives, py::array_t<int32_t, py::array::c_style> frames,
-                        py::array_t<int32_t, py::array::c_style> episode_frames,
-                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs) {
+                        py::array_t<uint8_t, py::array::c_style> obs,
+                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs, const py::kwargs& arrays) {
         const size_t count = (size_t)ids.size();
         const size_t bytes = count * e.stacked_bytes();
         if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
           throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
-        if ((size_t)rewards.size() != count || (size_t)terminated.size() != count || (size_t)truncated.size() != count ||
-            (size_t)lives.size() != count || (size_t)frames.size() != count || (size_t)episode_frames.size() != count)
-          throw std::invalid_argument("result arrays need one entry per gathered environment");
-        uint8_t* final_data = final_obs ? final_obs->mutable_data() : nullptr;
+        cule::StepOutputs out{};
+        out.obs = obs.mutable_data();
+        out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
+        // Each output's array must have its element type already: a converted copy would take the results.
+#define CULE_TAKE_OUTPUT(type, name, element, field)                                                              \
+  {                                                                                                               \
+    if (!arrays.contains(#name) || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[#name]))      \
+      throw py::type_error("gather needs " #name "= a C-contiguous " + py::str(py::dtype::of<element>()).cast<std::string>() + \
+                           " array (cule._core.step_outputs)");                                                   \
+    auto a = arrays[#name].cast<py::array_t<element, py::array::c_style>>();                                      \
+    if ((size_t)a.size() != count) throw std::invalid_argument(#name " needs one entry per gathered environment"); \
+    out.name = reinterpret_cast<type*>(a.mutable_data());                                                         \
+  }
+        CULE_STEP_OUTPUTS(CULE_TAKE_OUTPUT)
+#undef CULE_TAKE_OUTPUT
         py::gil_scoped_release release;
-        e.gather(ids.data(), (int)count, obs.mutable_data(), rewards.mutable_data(),
-                 reinterpret_cast<uint8_t*>(terminated.mutable_data()),
-                 reinterpret_cast<uint8_t*>(truncated.mutable_data()), lives.mutable_data(), frames.mutable_data(),
-                 episode_frames.mutable_data(), final_data);
-      }, py::arg("ids"), py::arg("obs"), py::arg("rewards"), py::arg("terminated"), py::arg("truncated"),
-         py::arg("lives"), py::arg("frame_numbers"), py::arg("episode_frame_numbers"), py::arg("final_obs") = py::none(),
-         "Writes the listed environments' latest results, in that order, into the given arrays.")
+        e.gather(ids.data(), (int)count, out);
+      }, py::arg("ids"), py::arg("obs"), py::arg("final_obs") = py::none(),
+         "Writes the listed environments' latest results, in that order, into obs, final_obs and one array per "
+         "name in cule._core.step_outputs (keywords).")
       .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
            "Bytes of one environment's state (cule/cpp/state_rows.hpp), with or without the sticky-action RNG.")
       .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,

@@ -247,13 +247,10 @@ class BasicEmulator {
   // Copies the listed environments' latest results into batch order;
   // final_obs (SameStep only, may be null) gets the pre-reset stack of those
   // that ended and zeros for the others.
-  void gather(const int32_t* ids, int count, uint8_t* obs, int32_t* rewards, uint8_t* terminated, uint8_t* truncated,
-              int32_t* lives, int32_t* frame_numbers, int32_t* episode_frame_numbers, uint8_t* final_obs) {
+  void gather(const int32_t* ids, int count, const StepOutputs& out) {
     for (int i = 0; i < count; ++i) check(ids[i]);
     const BatchView b = view();
-    for (int i = 0; i < count; ++i)
-      EnvFrames{b, ids[i]}.gather(i, obs, rewards, terminated, truncated, lives, frame_numbers, episode_frame_numbers,
-                                  final_obs);
+    for (int i = 0; i < count; ++i) EnvFrames{b, ids[i]}.gather(i, out);
   }
 
   // Environment states as rows of bytes (state_rows.hpp): row i of `rows`
