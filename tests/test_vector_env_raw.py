@@ -131,12 +131,15 @@ def test_step_outputs_are_declared_once_and_checked():
         value = returned.get(name, out[4].get(name))
         assert value.numpy().dtype == dtype and value.shape == (2,), name
     ids = np.arange(2, dtype=np.int32)
-    arrays = {name: np.empty(2, dtype) for name, dtype in cule._core.step_outputs.items()}
+    arrays = [np.empty(2, dtype) for dtype in cule._core.step_outputs.values()]
     frames = np.empty((2, 4, 84, 84), np.uint8)
-    env.emulator.gather(ids, frames, None, **arrays)
-    assert np.array_equal(frames, out[0].numpy()) and arrays["frame_number"].tolist() == out[4]["frame_number"].tolist()
-    for name in ("rewards", "terminated"):
-        with pytest.raises(TypeError, match=f"gather needs {name}="):
-            env.emulator.gather(ids, frames, None, **{**arrays, name: np.empty(2, np.int64)})
-    with pytest.raises(TypeError, match="gather needs lives="):
-        env.emulator.gather(ids, frames, None, **{k: v for k, v in arrays.items() if k != "lives"})
+    env.emulator.gather(ids, frames, None, *arrays)
+    assert np.array_equal(frames, out[0].numpy()) and arrays[4].tolist() == out[4]["frame_number"].tolist()
+    for k, name in ((0, "rewards"), (1, "terminated")):
+        wrong = arrays[:k] + [np.empty(2, np.int64)] + arrays[k + 1:]
+        with pytest.raises(TypeError, match=f"must be {name}, a C-contiguous"):
+            env.emulator.gather(ids, frames, None, *wrong)
+    with pytest.raises(TypeError, match="must be episode_frame_number"):
+        env.emulator.gather(ids, frames, None, *arrays[:5])
+    with pytest.raises(TypeError, match="gather takes 6 output arrays"):
+        env.emulator.gather(ids, frames, None, *arrays, arrays[0])

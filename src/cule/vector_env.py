@@ -29,7 +29,8 @@ from .palettes import palette_for
 from .roms import load_rom
 
 _RESET_MODES = ("ale", "cache")
-_RETURNED = ("rewards", "terminated", "truncated")  # step outputs of the gymnasium tuple; the others go to info
+# The step outputs that are not in gymnasium's (obs, rewards, terminated, truncated) go to info.
+_INFO_OUTPUTS = tuple(name for name in _core.step_outputs if name not in ("rewards", "terminated", "truncated"))
 _FIRE = 1
 _MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
 _NO_IDS = np.empty(0, np.int32)
@@ -485,7 +486,9 @@ class AtariVectorEnv(VectorEnv):
 
     def _gather(self, ids: np.ndarray):
         r = self.backend.gather(ids, self._same_step)
-        info = {"env_id": r.env_id, **{name: getattr(r, name) for name in _core.step_outputs if name not in _RETURNED}}
+        info = {"env_id": r.env_id}
+        for name in _INFO_OUTPUTS:
+            info[name] = getattr(r, name)
         if r.final_obs is not None:
             info["final_obs"] = r.final_obs
         return r.obs, r.rewards, r.terminated, r.truncated, info

@@ -247,13 +247,12 @@ class CudaBackend(Backend):
         n = device_ids.numel()
         obs = torch.empty((n, *self.obs_shape), dtype=torch.uint8, device=self.device)
         final_obs = torch.empty_like(obs) if same_step else None
-        outputs = {name: torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=self.device)
-                   for name, dtype in _core.step_outputs.items()}
+        outputs = [torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=self.device)
+                   for dtype in _core.step_outputs.values()]
         self.launcher.launch("cule_gather", whole_warps(n),
                              (self.view.data_ptr(), device_ids.data_ptr(), _Int32(n), obs.data_ptr(),
-                              *(a.data_ptr() for a in outputs.values()),
-                              0 if final_obs is None else final_obs.data_ptr()))
-        return StepResult(obs=obs, env_id=device_ids.clone(), final_obs=final_obs, **outputs)
+                              *(a.data_ptr() for a in outputs), 0 if final_obs is None else final_obs.data_ptr()))
+        return StepResult(obs, *outputs, device_ids.clone(), final_obs)
 
     def _sync_host(self) -> None:
         """Copies the consoles back into the host emulator, whose raw accessors then read them (synchronises)."""

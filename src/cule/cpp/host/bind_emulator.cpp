@@ -112,7 +112,7 @@ void bind_emulator(py::module_& m) {
          "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
       .def("gather", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
                         py::array_t<uint8_t, py::array::c_style> obs,
-                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs, const py::kwargs& arrays) {
+                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs, const py::args& arrays) {
         const size_t count = (size_t)ids.size();
         const size_t bytes = count * e.stacked_bytes();
         if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
@@ -120,23 +120,29 @@ void bind_emulator(py::module_& m) {
         cule::StepOutputs out{};
         out.obs = obs.mutable_data();
         out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
-        // Each output's array must have its element type already: a converted copy would take the results.
-#define CULE_TAKE_OUTPUT(type, name, element, field)                                                              \
-  {                                                                                                               \
-    if (!arrays.contains(#name) || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[#name]))      \
-      throw py::type_error("gather needs " #name "= a C-contiguous " + py::str(py::dtype::of<element>()).cast<std::string>() + \
-                           " array (cule._core.step_outputs)");                                                   \
-    auto a = arrays[#name].cast<py::array_t<element, py::array::c_style>>();                                      \
+        size_t k = 0;
+        // One array per output, in the list's order, of its element type already: a converted copy would
+        // take the results.
+#define CULE_TAKE_OUTPUT(type, name, element, field)                                                          \
+  {                                                                                                           \
+    if (k >= arrays.size() || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[k]))           \
+      throw py::type_error("gather's array " + std::to_string(k) + " must be " #name ", a C-contiguous " +     \
+                           py::str(py::dtype::of<element>()).cast<std::string>() +                            \
+                           " array (cule._core.step_outputs, in order)");                                     \
+    auto a = arrays[k++].cast<py::array_t<element, py::array::c_style>>();                                    \
     if ((size_t)a.size() != count) throw std::invalid_argument(#name " needs one entry per gathered environment"); \
-    out.name = reinterpret_cast<type*>(a.mutable_data());                                                         \
+    out.name = reinterpret_cast<type*>(a.mutable_data());                                                     \
   }
         CULE_STEP_OUTPUTS(CULE_TAKE_OUTPUT)
 #undef CULE_TAKE_OUTPUT
+        if (k != arrays.size())
+          throw py::type_error("gather takes " + std::to_string(k) + " output arrays (cule._core.step_outputs), got " +
+                               std::to_string(arrays.size()));
         py::gil_scoped_release release;
         e.gather(ids.data(), (int)count, out);
-      }, py::arg("ids"), py::arg("obs"), py::arg("final_obs") = py::none(),
-         "Writes the listed environments' latest results, in that order, into obs, final_obs and one array per "
-         "name in cule._core.step_outputs (keywords).")
+      }, py::arg("ids"), py::arg("obs"), py::arg("final_obs"),
+         "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
+         "array per output of cule._core.step_outputs, in its order.")
       .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
            "Bytes of one environment's state (cule/cpp/state_rows.hpp), with or without the sticky-action RNG.")
       .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
