@@ -441,8 +441,10 @@ CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const st
     if (out.error.empty()) out.error = e;
   };
   auto gather = [&](int count, bool after_reset) {
-    emu.gather(ids.data(), count, obs.data(), rewards.data(), terminated.data(), truncated.data(), lives.data(),
-               frame_numbers.data(), episode_frames.data(), o.same_step ? final_obs.data() : nullptr);
+    StepOutputs outputs{obs.data(),         rewards.data(),       terminated.data(),
+                        truncated.data(),   lives.data(),         frame_numbers.data(),
+                        episode_frames.data(), o.same_step ? final_obs.data() : nullptr};
+    emu.gather(ids.data(), count, outputs);
     out.mix(obs.data(), obs_bytes * count);
     out.mix(rewards.data(), 4 * count);
     out.mix(terminated.data(), count);
