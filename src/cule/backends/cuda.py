@@ -229,7 +229,7 @@ class CudaBackend(Backend):
         per_warp = _Int32(emulating.per_warp)
         self.arrays["reset_count"].zero_()
         self.launcher.launch("cule_run", emulating, (view, device_ids.data_ptr(), _Int32(n),
-                                                     actions.to(torch.int32).data_ptr(),
+                                                     actions.data_ptr(),
                                                      0 if seeds is None else seeds.data_ptr(), _Int32(force_reset),
                                                      per_warp))
         self.launcher.launch("cule_render", whole_warps(n), (view, device_ids.data_ptr(), _Int32(n)))

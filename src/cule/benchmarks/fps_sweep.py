@@ -70,7 +70,7 @@ class Agent:
         if mode != "emulation":
             torch.manual_seed(seed)
             self.net = NatureCNN(4, num_actions).to(net_device)
-            self.args = a2c_vtrace.Args()
+            self.trainer, self.args = a2c_vtrace, a2c_vtrace.Args()
             self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.args.learning_rate,
                                               eps=self.args.adam_eps)
             self.rollout = a2c_vtrace.Rollout(unroll, n, (4, 84, 84), net_device)
@@ -96,10 +96,8 @@ class Agent:
         ro.rewards[self.t], ro.dones[self.t] = rewards.to(self.device).clamp(-1, 1), dones.to(self.device)
         self.t += 1
         if self.t == self.unroll:
-            from cule.trainers.a2c_vtrace import vtrace_loss
-
             ro.obs[self.t] = next_obs.to(self.device)
-            loss = vtrace_loss(self.net, ro, self.args)
+            loss = self.trainer.vtrace_loss(self.net, ro, self.args)
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
