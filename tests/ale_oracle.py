@@ -20,21 +20,23 @@ COMPARED_KEYS = ("ram", "screen", "reward", "game_over", "lives", "frame_number"
 
 
 def ale_interface(game: str, *, seed: int = 0, frameskip: int = 1, repeat_action_probability: float = 0.0,
-                  mode: int | None = None, difficulty: int | None = None) -> ale_py.ALEInterface:
+                  mode: int | None = None, difficulty: int | None = None,
+                  rom: str | None = None) -> ale_py.ALEInterface:
     """An ALEInterface with ale-py's bundled ROM for ``game`` (an ALE id, e.g. "pong") loaded.
 
     ``seed`` is ALE's ``random_seed``; ``frameskip`` its ``frame_skip``; logging is
     quiet (errors only). ALE applies a mode or difficulty only at the next
     ``reset_game()``, so when either is given this calls ``reset_game()`` after
     setting them (as gymnasium's AtariEnv does); otherwise the state is the one
-    ``loadROM`` leaves, which already includes ALE's initial reset.
+    ``loadROM`` leaves, which already includes ALE's initial reset. ``rom`` loads
+    that image instead (ALE takes the game's settings from its file name).
     """
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     ale = ale_py.ALEInterface()
     ale.setInt("random_seed", seed)
     ale.setInt("frame_skip", frameskip)
     ale.setFloat("repeat_action_probability", repeat_action_probability)
-    ale.loadROM(ale_py.roms.get_rom_path(game))
+    ale.loadROM(rom or ale_py.roms.get_rom_path(game))
     if mode is not None:
         ale.setMode(mode)
     if difficulty is not None:

@@ -58,9 +58,10 @@ def _difference(emu, ale, reward_ours, reward_theirs) -> str:
 
 
 def compare(game: str, frames: int, *, action_seed: int = 0, reset_every: int | None = None, seed: int = 0,
-            mode: int | None = None) -> Result:
-    ale = ale_interface(game, seed=seed, mode=mode)
-    emu = make_emulator(cule.load_rom(game), 1)
+            mode: int | None = None, rom: str | None = None) -> Result:
+    """``rom``: an image to run under ``game``'s settings instead of the bundled one."""
+    ale = ale_interface(game, seed=seed, mode=mode, rom=rom)
+    emu = make_emulator(cule.load_rom(rom or game), 1)
     # As ale_interface: loadROM in the default mode, then setMode and reset_game.
     emu.load(0, seed, cule.games.game_info(game)["default_mode"], 0)
     if mode is not None:

@@ -54,7 +54,7 @@ def test_kernel_source_changes_with_any_core_header(tmp_path, monkeypatch):
     monkeypatch.setattr(kernels, "CORE_HEADERS", copy)
     before = kernels.kernel_source()
     assert before.endswith(kernels.KERNEL_SOURCE.read_text())
-    for header in (copy / "tia.hpp", copy / "games" / "list.inc"):
+    for header in (copy / "chips" / "tia.hpp", copy / "ale" / "games" / "list.inc"):
         original = header.read_text()
         header.write_text(original + "\n// edited\n")
         assert kernels.kernel_source() != before, header.name

@@ -134,7 +134,7 @@ def test_bare_console_on_the_device_path(tmp_path):
 
 def test_frames_cut_by_the_instruction_budget_on_the_device_path(tmp_path):
     """A frame ALE cuts after 25,000 instructions shows what the TIA reads drew: the render pass must replay the
-    last read (cule/cpp/render_log.hpp), since no write follows it in that frame's call."""
+    last read (cule/cpp/chips/render_log.hpp), since no write follows it in that frame's call."""
     path = str(_homebrew(tmp_path, code=_LONG_FRAME_CODE))
     cpu, shim = _make_quietly(path, 1, num_threads=1, **RAW), _make_quietly(path, 1, num_threads=1, _shim=True, **RAW)
     assert torch.equal(cpu.reset(seed=0)[0], shim.reset(seed=0)[0])

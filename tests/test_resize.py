@@ -1,7 +1,7 @@
 """The vector env's resize equals OpenCV's cv2.resize(..., INTER_AREA) byte for byte.
 
 ale-py shrinks observations with OpenCV's INTER_AREA; cule reproduces it in
-cule/cpp/preprocess.hpp (tap tables, float order, half-even rounding, the
+cule/cpp/vector/preprocess.hpp (tap tables, float order, half-even rounding, the
 integer-factor fast paths). Random images and sizes, grey and RGB, half of
 them with repeated rows (the case where cule reuses a row's horizontal pass).
 """

@@ -5,7 +5,7 @@ step compares observations, rewards, terminations, truncations, lives, both
 frame counters, env ids and (SameStep) final observations.
 
 Tolerance: none. ale-py shrinks frames with OpenCV's INTER_AREA; cule
-reproduces its tap tables and float arithmetic (cule/cpp/preprocess.hpp), so
+reproduces its tap tables and float arithmetic (cule/cpp/vector/preprocess.hpp), so
 observations must be byte-equal, not merely within a grey level.
 """
 import gymnasium

@@ -91,7 +91,7 @@ def test_cpu_device_spelled_with_an_index():
 
 
 def test_vector_settings_are_declared_once_with_ale_py_defaults(monkeypatch):
-    """cule._core.vector_options (cule/cpp/vector_options.inc) is the one list: the env passes every setting
+    """cule._core.vector_options (cule/cpp/vector/vector_options.inc) is the one list: the env passes every setting
     in it and no other, its defaults are ale-py AtariVectorEnv's, and an unknown setting is refused."""
     import inspect
 
@@ -119,7 +119,7 @@ def test_vector_settings_are_declared_once_with_ale_py_defaults(monkeypatch):
 
 
 def test_step_outputs_are_declared_once_and_checked():
-    """cule._core.step_outputs (CULE_STEP_OUTPUTS in cule/cpp/vector.hpp) names what a gather fills and what
+    """cule._core.step_outputs (CULE_STEP_OUTPUTS in cule/cpp/vector/vector.hpp) names what a gather fills and what
     a step returns; a result array of another dtype is refused, not silently converted into a copy."""
     env = cule.AtariVectorEnv("pong", 2)
     obs, info = env.reset(seed=3)

@@ -2,7 +2,7 @@
 
 From ALE 0.12.1's game settings (see cule/games_catalogue.json, where every
 entry was checked against ale-py); the reward, terminal and lives logic lives
-in the C++ core (cule/cpp/games/).
+in the C++ core (cule/cpp/ale/games/).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ACTION_NAMES = (
 )
 FULL_ACTION_SET = tuple(range(18))
 
-# The core's game unit for a ROM that is none of ALE's games (cule/cpp/games/bare.hpp):
+# The core's game unit for a ROM that is none of ALE's games (cule/cpp/ale/games/bare.hpp):
 # no reward, never over, every action legal; the difficulty switches are the console's own.
 BARE_GAME = "bare"
 _BARE_INFO = {"default_mode": 0, "modes": [0], "difficulties": [0, 1, 2, 3], "minimal_actions": list(FULL_ACTION_SET)}

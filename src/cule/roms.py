@@ -23,7 +23,7 @@ from . import _core
 from .errors import RomError, UnknownGameError, UnsupportedCartridgeError
 
 # Mappers the core emulates; they cover all 104 ALE games.
-SUPPORTED_BANKSWITCH = tuple(_core.mappers)  # cule/cpp/mappers.inc
+SUPPORTED_BANKSWITCH = tuple(_core.mappers)  # cule/cpp/cart/mappers.inc
 
 # Bundled ROMs that ALE refuses to load because it has no game settings for them.
 _BUNDLED_WITHOUT_SETTINGS = frozenset({"combat", "joust", "maze_craze", "warlords"})

@@ -1,7 +1,7 @@
 """The format of saved environment states (AtariVectorEnv.clone_state and restore_state).
 
 A state is one row of uint8 per environment: a 64-byte header, then the
-environment's state as cule/cpp/state_rows.hpp lays it out. The header makes a
+environment's state as cule/cpp/vector/state_rows.hpp lays it out. The header makes a
 row self-describing, so a row can be restored into any environment of an env
 built for the same ROM and options, in this process or another
 (``torch.save``/``torch.load`` keep the tensor as it is):

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "carts.hpp"
+#include "cart/carts.hpp"
 
 using namespace cule;
 
@@ -403,7 +403,7 @@ static void test_direct_reads() {
   std::vector<uint8_t> rom(16384 + 2048);
   for (uint32_t i = 0; i < rom.size(); ++i) rom[i] = (uint8_t)(i * 13 + (i >> 8) * 7 + 1);
 #define CULE_MAPPER(name, Type) check_direct_reads<Type>(rom);
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
 }
 

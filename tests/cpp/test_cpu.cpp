@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "flat_bus.hpp"
+#include "chips/flat_bus.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -38,7 +38,7 @@ static thread_local uint64_t t_accesses = 0;
 
 #include "host/emulator.hpp"
 #include "host/mapper_unit.hpp"
-#include "flat_bus.hpp"
+#include "chips/flat_bus.hpp"
 
 using namespace cule;
 

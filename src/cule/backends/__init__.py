@@ -21,7 +21,7 @@ from .. import _core
 
 # One batch's outputs, B environments in the order of their ids: obs [B, *obs_shape] uint8; one tensor [B] per
 # name in cule._core.step_outputs (rewards int32, terminated and truncated bool, lives, frame_number and
-# episode_frame_number int32), declared once in cule/cpp/vector.hpp (CULE_STEP_OUTPUTS); env_id [B] int32;
+# episode_frame_number int32), declared once in cule/cpp/vector/vector.hpp (CULE_STEP_OUTPUTS); env_id [B] int32;
 # final_obs [B, *obs_shape] uint8 or None (SameStep mode: the last observation of the episodes that ended;
 # see each backend for when it is present).
 StepResult = make_dataclass("StepResult", ["obs", *_core.step_outputs, "env_id", "final_obs"])

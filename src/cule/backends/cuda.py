@@ -2,7 +2,7 @@
 
 The host ``cule._core.Emulator`` builds every array once (power-on state,
 ROM, palettes, resize taps, per-environment state); they are copied to the
-device, and a ``BatchView`` (cule/cpp/vector.hpp) holding their device
+device, and a ``BatchView`` (cule/cpp/vector/vector.hpp) holding their device
 addresses is copied beside them. The per-environment consoles and ALE states
 (``Emulator.lane_arrays()``) are kept in lane layout (cule/cpp/common.hpp): tiles
 of a warp's 32 environments, word w of lane l at tile word 32 w + l, so that a
@@ -37,7 +37,7 @@ WARP = 32
 # SM's four warp schedulers, so one warp's wait can be hidden by another's work.
 WARPS_PER_SM = 8
 KERNELS = tuple(_core.kernel_names)  # cule/kernels/shim.hpp lists them
-# Render log room per environment (cule/cpp/render_log.hpp): TIA accesses
+# Render log room per environment (cule/cpp/chips/render_log.hpp): TIA accesses
 # (8 bytes each) of the frames one step records. A step that needs more is
 # drawn by the state update instead (counted in CudaBackend.render_stats()).
 LOG_ACCESSES_PER_ENV = 8192
@@ -93,7 +93,7 @@ def launch_geometry(count: int, sms: int) -> Geometry:
     33,792 on every warp is full.
     Divergent 6507 code runs its lanes' paths one after another anyway, so a
     warp with few lanes loses little, while an idle SM loses everything. Each
-    block gets a shared-memory slot (cule/cpp/vector.hpp MachineSlot) per
+    block gets a shared-memory slot (cule/cpp/vector/vector.hpp MachineSlot) per
     working thread for its environment's console.
     """
     if count < 0 or sms <= 0:
@@ -270,7 +270,7 @@ class CudaBackend(Backend):
         rows = np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)])
         return torch.from_numpy(rows).to(self.device)
 
-    # Environment states (cule/cpp/state_rows.hpp): one block per environment, its threads striding over the row.
+    # Environment states (cule/cpp/vector/state_rows.hpp): one block per environment, its threads striding over the row.
     STATE_THREADS = 256
 
     def save_states(self, ids, rows, offset, with_rng):
@@ -300,7 +300,7 @@ class CudaBackend(Backend):
         environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""
         layout = np.dtype([("frames", "<u4"), ("accesses", "<u4"), ("flags", "<u4"), ("replayed", "<u4"),
                            ("inline", "<u4"), ("peak", "<u4")])
-        assert layout.itemsize == _core.render_log_bytes, "RenderLog's layout changed (cule/cpp/render_log.hpp)"
+        assert layout.itemsize == _core.render_log_bytes, "RenderLog's layout changed (cule/cpp/chips/render_log.hpp)"
         logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=layout)
         return {"replayed_steps": int(logs["replayed"].sum()), "inline_steps": int(logs["inline"].sum()),
                 "peak_accesses": int(logs["peak"].max(initial=0))}

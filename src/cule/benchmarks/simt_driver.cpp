@@ -63,7 +63,7 @@ void frame() {
 #define CULE_TRACE_INSTRUCTION() simt::instruction()
 #define CULE_TRACE_FRAME() simt::frame()
 
-#include "games/registry.hpp"
+#include "ale/games/registry.hpp"
 #include "host/emulator.hpp"
 #include "host/mapper_unit.hpp"
 

@@ -45,6 +45,7 @@ typedef long long int64_t;
 #define CULE_PHASE __host__ __device__ __noinline__
 #define CULE_IO __host__ __device__ __forceinline__
 #define CULE_REGISTER_ACCESS __host__ __device__ __noinline__
+#define CULE_RARE __host__ __device__ __noinline__
 #define CULE_LAMBDA_INLINE
 #else
 #define CULE_HD inline
@@ -75,6 +76,11 @@ typedef long long int64_t;
 // A chip's register access (tia::poke): one out-of-line copy on the device;
 // on the host inlined into the bus's out-of-line I/O path, one call per access.
 #define CULE_REGISTER_ACCESS CULE_FORCE_INLINE
+#endif
+#ifndef CULE_RARE
+// A rare path inside the opcode switch: out of line everywhere, so the
+// switch's register allocation does not pay for it.
+#define CULE_RARE inline __attribute__((noinline))
 #endif
 
 namespace cule {

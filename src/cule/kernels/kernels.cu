@@ -1,5 +1,5 @@
 // The CUDA backend's kernels, one thread per environment over a BatchView
-// (cule/cpp/vector.hpp) that lives in device memory. The CPU backend runs the
+// (cule/cpp/vector/vector.hpp) that lives in device memory. The CPU backend runs the
 // same VectorEnv code on its threads.
 //
 // Built per ROM by NVRTC (cule/backends/cuda.py) with
@@ -7,10 +7,10 @@
 // and, for the tests, compiled for the host by shim.hpp, which defines
 // CULE_KERNEL, blockIdx, threadIdx and blockDim and includes this file once
 // per mapper. Include the core headers before this file.
-#include "vector.hpp"
-#include "carts.hpp"
-#include "state_rows.hpp"
-#include "games/registry.hpp"
+#include "vector/vector.hpp"
+#include "cart/carts.hpp"
+#include "vector/state_rows.hpp"
+#include "ale/games/registry.hpp"
 
 #ifndef CULE_KERNEL
 // The register budget of a kernel and everything it calls. By default ptxas

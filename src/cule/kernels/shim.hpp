@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "carts.hpp"
+#include "cart/carts.hpp"
 
 namespace cule::shim {
 

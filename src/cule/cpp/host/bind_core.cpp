@@ -9,14 +9,13 @@
 #include <tuple>
 #include <vector>
 
-#include "cpu6507.hpp"
-#include "flat_bus.hpp"
-#include "games/registry.hpp"
-#include "host/bindings.hpp"
-#include "preprocess.hpp"
-#include "render_log.hpp"
-#include "vector.hpp"
-#include "../../kernels/shim.hpp"
+#include "chips/cpu6507.hpp"
+#include "chips/flat_bus.hpp"
+#include "ale/games/registry.hpp"
+#include "bindings.hpp"
+#include "vector/preprocess.hpp"
+#include "chips/render_log.hpp"
+#include "vector/vector.hpp"
 
 namespace cule::bindings {
 namespace {
@@ -143,14 +142,11 @@ void bind_core(py::module_& m) {
   m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
 
-  py::list games, mappers, kernels;
+  py::list games, mappers;
   for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
 #define CULE_MAPPER(name, Type) mappers.append(#name);
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
-#define CULE_KERNEL_NAME(name) kernels.append(#name);
-  CULE_KERNEL_LIST(CULE_KERNEL_NAME)
-#undef CULE_KERNEL_NAME
   m.attr("games") = games;
   m.def("legal_actions", [](const std::string& game) {
     for (int id = 0; id < (int)cule::GameId::kCount; ++id) {
@@ -166,7 +162,7 @@ void bind_core(py::module_& m) {
   m.attr("mappers") = mappers;
   py::dict options;  // name -> (default, meaning), in VectorOptions' order
 #define CULE_OPTION(type, name, value, meaning) options[#name] = py::make_tuple((int64_t)(value), meaning);
-#include "vector_options.inc"
+#include "vector/vector_options.inc"
 #undef CULE_OPTION
   m.attr("vector_options") = options;
   py::dict outputs;  // name -> numpy dtype, in cule_gather's order
@@ -174,7 +170,6 @@ void bind_core(py::module_& m) {
   CULE_STEP_OUTPUTS(CULE_OUTPUT_DTYPE)
 #undef CULE_OUTPUT_DTYPE
   m.attr("step_outputs") = outputs;
-  m.attr("kernel_names") = kernels;
 }
 
 }  // namespace cule::bindings

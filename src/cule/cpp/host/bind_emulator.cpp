@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "host/bindings.hpp"
-#include "host/emulator.hpp"
+#include "bindings.hpp"
+#include "emulator.hpp"
 
 namespace cule::bindings {
 namespace {
@@ -87,7 +87,7 @@ void bind_emulator(py::module_& m) {
         size_t known = 0;
 #define CULE_OPTION(type, name, value, meaning) \
   if (settings.contains(#name)) o.name = (type)settings[#name].cast<int64_t>(), ++known;
-#include "vector_options.inc"
+#include "vector/vector_options.inc"
 #undef CULE_OPTION
         if (known != settings.size())
           throw py::type_error("configure_vector: unknown setting among " + py::str(settings.attr("keys")()).cast<std::string>() +
@@ -144,7 +144,7 @@ void bind_emulator(py::module_& m) {
          "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
          "array per output of cule._core.step_outputs, in its order.")
       .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
-           "Bytes of one environment's state (cule/cpp/state_rows.hpp), with or without the sticky-action RNG.")
+           "Bytes of one environment's state (cule/cpp/vector/state_rows.hpp), with or without the sticky-action RNG.")
       .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
                              py::array_t<uint8_t, py::array::c_style> rows, size_t offset, bool with_rng) {
         state_rows(e, ids, rows, offset, with_rng, true);

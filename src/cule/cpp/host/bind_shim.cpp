@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "host/bindings.hpp"
-#include "../../kernels/shim.hpp"
+#include "bindings.hpp"
+#include "../kernels/shim.hpp"
 
 namespace cule::bindings {
 namespace {
@@ -17,7 +17,7 @@ const shim::Kernels& kernels(CartType type) {
   switch (type) {
 #define CULE_MAPPER(id, Type) \
   case CartType::k##id: return shim::kernels_of<Type>();
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
   }
   throw std::invalid_argument("unknown cartridge type");
@@ -34,6 +34,11 @@ shim::Launch kernel(const shim::Kernels& k, const std::string& name) {
 }  // namespace
 
 void bind_shim(py::module_& m) {
+  py::list names;
+#define CULE_KERNEL_NAME(name) names.append(#name);
+  CULE_KERNEL_LIST(CULE_KERNEL_NAME)
+#undef CULE_KERNEL_NAME
+  m.attr("kernel_names") = names;
   m.def("shim_launch", [](const std::string& cart, const std::string& name, unsigned grid, unsigned block,
                           const std::vector<uint64_t>& args) {
     const shim::Launch launch = kernel(kernels(cart_type_of(cart)), name);

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "carts.hpp"
+#include "cart/carts.hpp"
 
 namespace cule::bindings {
 
@@ -18,7 +18,7 @@ namespace py = pybind11;
 inline CartType cart_type_of(const std::string& name) {
 #define CULE_MAPPER(id, Type) \
   if (name == #id) return CartType::k##id;
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
   throw std::invalid_argument("unsupported cartridge type '" + name + "'");
 }
@@ -26,7 +26,7 @@ inline std::string cart_name(CartType type) {
   switch (type) {
 #define CULE_MAPPER(id, Type) \
   case CartType::k##id: return #id;
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
   }
   return "?";

@@ -15,13 +15,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "ale.hpp"
-#include "games/registry.hpp"
-#include "host/mapper_ops.hpp"
-#include "host/thread_pool.hpp"
-#include "preprocess.hpp"
-#include "state_rows.hpp"
-#include "vector.hpp"
+#include "ale/ale.hpp"
+#include "ale/games/registry.hpp"
+#include "mapper_ops.hpp"
+#include "thread_pool.hpp"
+#include "vector/preprocess.hpp"
+#include "vector/state_rows.hpp"
+#include "vector/vector.hpp"
 
 namespace cule {
 

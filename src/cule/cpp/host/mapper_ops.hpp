@@ -7,10 +7,10 @@
 
 #include <stdexcept>
 
-#include "carts.hpp"
-#include "console.hpp"
-#include "environment.hpp"
-#include "vector.hpp"
+#include "cart/carts.hpp"
+#include "console/console.hpp"
+#include "ale/environment.hpp"
+#include "vector/vector.hpp"
 
 namespace cule {
 
@@ -50,7 +50,7 @@ const MapperOps& mapper_ops(CartType type) {
   switch (type) {
 #define CULE_MAPPER(name, Type) \
   case CartType::k##name: return ops_of<Type, GameSet>();
-#include "mappers.inc"
+#include "cart/mappers.inc"
 #undef CULE_MAPPER
   }
   throw std::invalid_argument("unknown cartridge type");

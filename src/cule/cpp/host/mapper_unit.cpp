@@ -1,10 +1,10 @@
 // One mapper's compiled core: the CPU backend's operations (MapperOps) and
 // the launch shim's copy of the CUDA kernels, for the mapper CULE_UNIT_CART
 // that the build sets (CMakeLists.txt: one object per entry of mappers.inc).
-#include "games/registry.hpp"
-#include "host/mapper_unit.hpp"
-#include "state_rows.hpp"
-#include "../../kernels/shim.hpp"
+#include "ale/games/registry.hpp"
+#include "mapper_unit.hpp"
+#include "vector/state_rows.hpp"
+#include "../kernels/shim.hpp"
 
 #ifndef CULE_UNIT_CART
 #error "build this file once per mapper with -DCULE_UNIT_CART=cule::Cart<name>"
@@ -13,7 +13,7 @@
 namespace cule::shim::unit {
 #define CULE_KERNEL static inline void
 #define CULE_CART CULE_UNIT_CART
-#include "../../kernels/kernels.cu"
+#include "../kernels/kernels.cu"
 #undef CULE_CART
 #undef CULE_KERNEL
 }  // namespace cule::shim::unit

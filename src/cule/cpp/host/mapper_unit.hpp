@@ -3,7 +3,7 @@
 // core for one game in one file (tests/fuzz).
 #pragma once
 
-#include "host/mapper_ops.hpp"
+#include "mapper_ops.hpp"
 
 namespace cule {
 

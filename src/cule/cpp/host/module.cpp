@@ -1,5 +1,5 @@
 // pybind11 module cule._core: the CPU backend of the emulator core.
-#include "host/bindings.hpp"
+#include "bindings.hpp"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cule emulator core (CPU backend)";

@@ -1,7 +1,7 @@
 // Berzerk: setMode first waits 20 full act() frames (RNG draws, counted
 // frames) before the game accepts SELECT.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

@@ -1,7 +1,7 @@
 // Beam Rider: a lost life counts only once the game confirms it (0x8C == 1),
 // so lives() lags the lives byte.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

@@ -35,6 +35,7 @@ struct FlatBus {
   }
   CULE_HD void tick(uint32_t n) { cycles += n; }
   CULE_HD void jam() {}  // run_until_trap stops at cpu.jammed
+  CULE_HD void loop_back(Cpu6507&) {}
 };
 
 struct FlatRunResult {

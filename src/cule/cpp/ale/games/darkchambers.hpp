@@ -1,7 +1,7 @@
 // Dark Chambers: sticky game over when the level or score goes backwards or
 // health runs out; 486 NOOPs skip the intro.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

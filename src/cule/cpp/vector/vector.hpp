@@ -5,11 +5,11 @@
 #pragma once
 
 #include "common.hpp"
-#include "console.hpp"
-#include "environment.hpp"
-#include "mt19937.hpp"
+#include "console/console.hpp"
+#include "ale/environment.hpp"
+#include "ale/mt19937.hpp"
 #include "preprocess.hpp"
-#include "render_log.hpp"
+#include "chips/render_log.hpp"
 
 namespace cule {
 

@@ -1,6 +1,6 @@
 // Asterix: the game ends when the death counter fires on the last life.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

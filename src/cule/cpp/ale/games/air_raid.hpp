@@ -1,7 +1,7 @@
 // Air Raid: the mode byte doubles as the score's low byte; one long SELECT
 // press comes before the mode loop.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

@@ -3,12 +3,12 @@
 // TIA_FACTS.md section 2.
 #pragma once
 
-#include "carts.hpp"
+#include "cart/carts.hpp"
 #include "common.hpp"
-#include "cpu6507.hpp"
-#include "render_log.hpp"
-#include "riot.hpp"
-#include "tia.hpp"
+#include "chips/cpu6507.hpp"
+#include "chips/render_log.hpp"
+#include "chips/riot.hpp"
+#include "chips/tia.hpp"
 
 namespace cule {
 
@@ -115,6 +115,64 @@ CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
                  (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == tia::reg::WSYNC ? kHaltLine : 0))};
 }
 
+// Timer waits. `LDA INTIM; BNE` and its kin (LDX, LDY or BIT of INTIM or
+// TIMINT, any branch) spin until the RIOT's timer runs out: an eighth of
+// ms_pacman's instructions, changing nothing but the clock and the register
+// read. Called when such a branch has just been taken back to the read, this
+// applies at once every further turn whose read has no side effect (the timer
+// has not expired) and whose branch is taken again; the turn that leaves the
+// loop or finds the timer expired runs as usual. The loop's five bytes must
+// be plain ROM reads, and the frame's instruction budget `left` must outlast
+// the turns skipped, so the budget, the clock, the data bus (the branch's
+// offset byte, last read by every turn) and the registers end as if each
+// instruction had run.
+struct TimerWait {
+  Cpu6507 regs;
+  uint32_t cycles;
+  uint32_t instructions;  // two per turn skipped
+};
+
+template <class Cart>
+CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* direct, Cpu6507 regs, uint32_t cycles,
+                                    uint32_t left) {
+  TimerWait w{regs, cycles, 0};
+  const uint16_t first = (uint16_t)(regs.pc & Cart::kOffsetMask);
+  if (!(regs.pc & 0x1000) || !cart::is_direct<Cart>(first) || !cart::is_direct<Cart>((uint16_t)(first + 4)))
+    return w;
+  const uint8_t opcode = direct[first], branch = direct[first + 3];
+  const uint16_t address = (uint16_t)(direct[first + 1] | (direct[first + 2] << 8));
+  if ((address & 0x1284) != 0x0284) return w;  // not the RIOT's timer ($284-$287 and mirrors)
+  cpu::ReadOp op;
+  switch (opcode) {
+    case 0xAD: op = cpu::ReadOp::LDA; break;
+    case 0xAE: op = cpu::ReadOp::LDX; break;
+    case 0xAC: op = cpu::ReadOp::LDY; break;
+    case 0x2C: op = cpu::ReadOp::BIT; break;
+    default: return w;
+  }
+  // An absolute read charges 4 cycles before its access; the taken branch 3,
+  // or 4 when it crosses a page. The turns whose reads fall in one interval
+  // of the timer read one count, so they are taken or left together.
+  const uint32_t turn = cpu::crosses_page((uint16_t)(regs.pc + 5), regs.pc) ? 8 : 7;
+  uint32_t turns = left >= 2 ? (left - 2) / 2 : 0;
+  uint32_t delta = riot::timer_delta(riot, cycles + 4);
+  while (turns) {
+    const int32_t count = riot::running_count(riot, delta);
+    if (count < 0) break;
+    cpu::apply_read(regs, op, (address & 0x01) ? (uint8_t)0 : (uint8_t)count);  // TIMINT reads 0 until expiry
+    if (!cpu::branch_taken(branch, regs.p)) break;
+    const uint32_t interval_end = ((delta >> riot.interval_shift) + 1) << riot.interval_shift;
+    uint32_t same = (interval_end - delta + turn - 1) / turn;
+    if (same > turns) same = turns;
+    w.regs = regs;
+    w.cycles += same * turn;
+    w.instructions += 2 * same;
+    delta += same * turn;
+    turns -= same;
+  }
+  return w;
+}
+
 // The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the
 // cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
 // The clock, the data-bus latch, the picture's catch-up target and the halt
@@ -199,6 +257,12 @@ struct ConsoleBus {
 
   CULE_HOT void tick(uint32_t n) { cycles += n; }
   CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
+  CULE_HOT void loop_back(Cpu6507& c) {
+    const TimerWait w = skip_timer_wait<Cart>(m.riot, direct_rom(), c, cycles, left);
+    c = w.regs;
+    cycles = w.cycles;
+    left -= w.instructions;
+  }
   // Whether the scanline's instruction loop goes on after an instruction,
   // which counts against the frame's budget `left`. On the host the loop
   // tests the count alone: a halt cuts `left` to 1 and keeps the rest in

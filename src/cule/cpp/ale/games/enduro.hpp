@@ -1,7 +1,7 @@
 // Enduro: the score counts cars passed: 200 on day 1, 300 on each later day,
 // from the cars-left counter of the current day.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

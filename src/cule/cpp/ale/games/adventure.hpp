@@ -1,7 +1,7 @@
 // Adventure: the reward is never cleared once the chalice is home; modes are
 // reached by SELECT held for a random time (the level-3 layout seeds from it).
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

@@ -1,7 +1,7 @@
 // Casino: while input is disabled the reward keeps its last value (and act()
 // adds it again); Poker Solitaire (mode 3) has its own end condition.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

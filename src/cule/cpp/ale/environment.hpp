@@ -7,8 +7,8 @@
 
 #include "ale.hpp"
 #include "common.hpp"
-#include "console.hpp"
-#include "games/game.hpp"
+#include "console/console.hpp"
+#include "ale/games/game.hpp"
 #include "mt19937.hpp"
 
 namespace cule {

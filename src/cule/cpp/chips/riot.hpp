@@ -42,8 +42,16 @@ CULE_HD void rebase_cycles(Riot& r, uint32_t cycles) {
   r.interrupt_read_cycle -= (int32_t)cycles;
 }
 
-// Reads of $280-$29F (and mirrors): a & 7 selects the register. Timer reads
-// see the clock one cycle before the end of the instruction.
+// Timer reads see the clock one cycle before the end of the instruction.
+CULE_HD uint32_t timer_delta(const Riot& r, uint32_t cycles) { return (cycles - 1) - (uint32_t)r.timer_set_cycle; }
+
+// The count a timer read sees while the timer runs, `delta` cycles after it
+// was set; negative once it has expired, when reads have their own rules (peek).
+CULE_HD int32_t running_count(const Riot& r, uint32_t delta) {
+  return (int32_t)r.timer - (int32_t)(delta >> r.interval_shift) - 1;
+}
+
+// Reads of $280-$29F (and mirrors): a & 7 selects the register.
 CULE_PHASE uint8_t peek(Riot& r, uint16_t address, uint32_t cycles, const Ports& ports) {
   switch (address & 0x07) {
     case 0: return ports.swcha;  // DDRA and the output latch are ignored on read
@@ -52,8 +60,8 @@ CULE_PHASE uint8_t peek(Riot& r, uint16_t address, uint32_t cycles, const Ports&
     case 3: return 0;  // SWBCNT: Stella never stores it
     default: break;
   }
-  const uint32_t delta = (cycles - 1) - (uint32_t)r.timer_set_cycle;
-  int32_t value = (int32_t)r.timer - (int32_t)(delta >> r.interval_shift) - 1;
+  const uint32_t delta = timer_delta(r, cycles);
+  int32_t value = running_count(r, delta);
   if ((address & 0x01) != 0) {  // TIMINT: reading it changes nothing
     return (value >= 0 || r.read_after_interrupt) ? 0x00 : 0x80;
   }

@@ -1,6 +1,6 @@
 // Entombed: the score is the raw depth byte.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

@@ -16,6 +16,9 @@
 //   void poke(uint16_t address, uint8_t v, bool after_read);
 //   void tick(uint32_t cpu_cycles);   // advances the system clock
 //   void jam();                       // a JAM opcode stopped the CPU
+//   void loop_back(Cpu6507& c);       // a taken branch went back 5 bytes
+// loop_back: the branch closes a loop of one 3-byte instruction and itself;
+// a bus that can tell what that loop does may run further turns of it at once.
 // after_read: the instruction's previous access was a read (WSYNC halts only
 // then). Every instruction starts with a read, and only the second and third
 // stack pushes of JSR and BRK follow a write, so the CPU knows it statically
@@ -339,6 +342,14 @@ CULE_OP void branch(Cpu6507& c, Bus& bus, bool taken) {
   const uint16_t target = (uint16_t)(c.pc + offset);
   bus.tick(crosses_page(c.pc, target) ? 2 : 1);
   c.pc = target;
+  if (offset == -5) bus.loop_back(c);
+}
+
+// A branch opcode's condition: bits 7-6 pick N, V, C or Z, bit 5 the value
+// that takes the branch.
+CULE_OP bool branch_taken(uint8_t opcode, uint8_t p) {
+  const uint8_t flags = (uint8_t)(0x02014080u >> ((opcode >> 6) * 8));  // N, V, C, Z
+  return ((p & flags) != 0) == ((opcode & 0x20) != 0);
 }
 
 template <class Bus>

@@ -1,7 +1,7 @@
 // Double Dunk: a mode is four on/off options set by driving the game's menu
 // with act() (RNG draws, counted frames); the score is player minus opponent.
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

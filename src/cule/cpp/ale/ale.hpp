@@ -4,7 +4,7 @@
 #pragma once
 
 #include "common.hpp"
-#include "console.hpp"
+#include "console/console.hpp"
 
 namespace cule {
 

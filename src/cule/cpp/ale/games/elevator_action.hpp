@@ -1,7 +1,7 @@
 // Elevator Action: 16 FIREs start the game; no lives left ends it once the
 // game is running (0x81 != 0).
 #pragma once
-#include "../ale.hpp"  // action names
+#include "ale/ale.hpp"  // action names
 #include "game.hpp"
 
 namespace cule::games {

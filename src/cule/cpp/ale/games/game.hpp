@@ -16,9 +16,9 @@
 //   kPaddleMin / kPaddleMax              modifyEnvironmentSettings' paddle range
 #pragma once
 
-#include "../ale.hpp"  // action names for starting actions and set_mode
-#include "../common.hpp"
-#include "../console.hpp"
+#include "ale/ale.hpp"  // action names for starting actions and set_mode
+#include "common.hpp"
+#include "console/console.hpp"
 
 namespace cule {
 
