@@ -23,7 +23,7 @@ def cartridge(tmp_path_factory):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_timer_waits_match_ale(cartridge, seed):
-    # 400 steps: 50 of the long waits, each cut by the budget across several frames.
+    # 400 steps: some 35 of the long waits, each cut by the budget across several frames.
     result = compare("pong", 400, seed=seed, action_seed=seed, reset_every=170, rom=cartridge)
     assert result.mismatch is None, f"step {result.mismatch}: {result.what}"
 
