@@ -103,6 +103,7 @@ def main() -> None:
     if shutil.which(CXX) is None:
         parser.error(f"needs a C++ compiler ({CXX}; set CXX)")
     out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
     rows = []
     for game in args.games:
         t0 = time.perf_counter()
