@@ -26,10 +26,6 @@ def make_emulator(rom: Rom, num_envs: int, *, repeat_action_probability: float =
                           max_num_frames_per_episode=max_num_frames_per_episode, **rom.properties)
 
 
-_OUTPUT_DTYPES = tuple(_core.step_outputs.values())
-_TERMINATED, _TRUNCATED = (list(_core.step_outputs).index(name) for name in ("terminated", "truncated"))
-
-
 class CpuBackend(Backend):
     def __init__(self, emulator, *, action_set: np.ndarray, obs_shape: tuple[int, ...], num_threads: int,
                  background: bool):
@@ -68,15 +64,9 @@ class CpuBackend(Backend):
         return self._executor.submit(self.emulator.vector_run, *args)
 
     def gather(self, ids, same_step):
-        n = len(ids)
-        obs = np.empty((n,) + self.obs_shape, np.uint8)
-        final = np.empty_like(obs) if same_step else None
-        outputs = [np.empty(n, dtype) for dtype in _OUTPUT_DTYPES]
-        self.emulator.gather(ids, obs, final, *outputs)
-        # final_obs only when an episode ended: the host knows at no cost.
-        ended = same_step and (outputs[_TERMINATED].any() or outputs[_TRUNCATED].any())
+        obs, final, outputs = self.emulator.results(ids, self.obs_shape, same_step)
         return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
-                          torch.from_numpy(final) if ended else None)
+                          None if final is None else torch.from_numpy(final))
 
     def screens(self):
         screens, lives = self.emulator.observe()

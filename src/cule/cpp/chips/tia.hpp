@@ -93,10 +93,14 @@ constexpr int32_t kMaxResistance = 0x7FFFFFFF;
 namespace tia {
 
 // Result of a register write for the CPU side.
+// What a write ends: the frame (VSYNC, the scanline cap) or the CPU's
+// scanline (WSYNC). The CPU stops after the writing instruction.
+enum : uint8_t { kEndsFrame = 1, kEndsLine = 2 };
+
 struct PokeResult {
   uint32_t stall_cycles;  // WSYNC
-  bool stop;              // the frame ended: stop the CPU after this instruction
   int32_t due;            // the picture's catch-up target after this write (see poke)
+  uint8_t ends;           // kEnds* bits
 };
 
 CULE_HD uint8_t reflect_byte(uint8_t v) {
@@ -585,12 +589,12 @@ enum Read : uint8_t {
 // its accesses stop (settle).
 CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
                            bool last_access_was_read, int32_t due) {
-  PokeResult result{0, false, due};
+  PokeResult result{0, due, 0};
   const uint8_t which = address & 0x3F;
   const int32_t clock = (int32_t)(cycles * 3);
   // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
   if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
-    result.stop = true;  // scanline cap: the write itself still applies (2.2b)
+    result.ends = kEndsFrame;  // scanline cap: the write itself still applies (2.2b)
     t.partial_frame = 0;
   }
   // Owes the catch-up to clock + delay; draws it now when the write changes the picture.
@@ -606,7 +610,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
         t.vsync_finish_clock = clock_add(clock, kClocksPerLine);
       } else if (clock >= t.vsync_finish_clock) {
         t.vsync_finish_clock = kNoVsyncFinish;
-        result.stop = true;
+        result.ends = kEndsFrame;
         t.partial_frame = 0;
       }
       break;
@@ -621,6 +625,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       break;
     case reg::WSYNC:  // halts only after a read cycle (1.4)
       catch_up(0, false);
+      result.ends |= kEndsLine;
       if (last_access_was_read) {
         const uint32_t k = 76 - (uint32_t)((cycles - (uint32_t)(t.frame_start_clock / 3)) % 76);
         if (k < 76) result.stall_cycles = k;

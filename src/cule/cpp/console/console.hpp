@@ -77,8 +77,8 @@ CULE_HD uint8_t read_switches(Machine& m) {
 
 // Why a frame's instruction loop pauses after an instruction.
 enum : uint8_t {
-  kHaltFrame = 1,  // the TIA ended the frame (VSYNC, or the scanline cap)
-  kHaltLine = 2,   // a WSYNC write: the end of the CPU's work on a scanline
+  kHaltFrame = tia::kEndsFrame,  // the TIA ended the frame (VSYNC, or the scanline cap)
+  kHaltLine = tia::kEndsLine,    // a WSYNC write: the end of the CPU's work on a scanline
   kHaltJam = 4,    // a JAM opcode: the CPU is dead until the next reset
 };
 
@@ -111,8 +111,7 @@ CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
   }
   if (recorder) recorder->write(cycles, address, v, after_read);
   const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read, due);
-  return IoWrite{r.stall_cycles, r.due,
-                 (uint8_t)((r.stop ? kHaltFrame : 0) | ((address & 0x3F) == tia::reg::WSYNC ? kHaltLine : 0))};
+  return IoWrite{r.stall_cycles, r.due, r.ends};
 }
 
 // Timer waits. `LDA INTIM; BNE` and its kin (LDX, LDY or BIT of INTIM or

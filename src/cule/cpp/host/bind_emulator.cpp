@@ -143,6 +143,42 @@ void bind_emulator(py::module_& m) {
       }, py::arg("ids"), py::arg("obs"), py::arg("final_obs"),
          "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
          "array per output of cule._core.step_outputs, in its order.")
+      .def("results", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids, const py::tuple& obs_shape,
+                         bool same_step) {
+        // gather into fresh arrays made here: one call instead of an allocation per output from Python.
+        const size_t count = (size_t)ids.size();
+        std::vector<py::ssize_t> shape{(py::ssize_t)count};
+        size_t bytes = 1;
+        for (const auto& d : obs_shape) shape.push_back(d.cast<py::ssize_t>()), bytes *= (size_t)shape.back();
+        if (bytes != e.stacked_bytes())
+          throw std::invalid_argument("obs_shape holds " + std::to_string(bytes) + " bytes, an observation " +
+                                      std::to_string(e.stacked_bytes()));
+        py::array_t<uint8_t> obs(shape);
+        std::optional<py::array_t<uint8_t>> final_obs;
+        if (same_step) final_obs.emplace(shape);
+        cule::StepOutputs out{};
+        out.obs = obs.mutable_data();
+        out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
+        py::list arrays;
+#define CULE_MAKE_OUTPUT(type, name, element, field)                  \
+  {                                                                   \
+    py::array_t<element> a((py::ssize_t)count);                       \
+    out.name = reinterpret_cast<type*>(a.mutable_data());             \
+    arrays.append(a);                                                 \
+  }
+        CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
+#undef CULE_MAKE_OUTPUT
+        bool ended = false;
+        {
+          py::gil_scoped_release release;
+          e.gather(ids.data(), (int)count, out);
+          for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
+        }
+        // final_obs only when an episode ended: the host knows at no cost.
+        return py::make_tuple(obs, ended ? py::object(*final_obs) : py::none(), py::tuple(arrays));
+      }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
+         "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
+         "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).")
       .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
            "Bytes of one environment's state (cule/cpp/vector/state_rows.hpp), with or without the sticky-action RNG.")
       .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,

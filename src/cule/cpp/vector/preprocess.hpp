@@ -258,6 +258,7 @@ CULE_HD void horizontal_cells(const ResizePlan& p, const uint8_t* s, uint64_t ch
 #if !CULE_DEVICE_CODE
 typedef float Float4 __attribute__((vector_size(16)));
 typedef int32_t Int4 __attribute__((vector_size(16)));
+typedef uint32_t UInt4 __attribute__((vector_size(16)));
 // The x cells of one group of four periods; kTaps taps a cell (0: the plan's).
 template <int kTaps>
 inline void periodic_cells(const ResizePlan& p, const Float4* column, Float4* out) {
@@ -317,19 +318,32 @@ CULE_HD void store_row(const ResizePlan& p, const float* sum, uint8_t* d) {
 #if !CULE_DEVICE_CODE
   if (p.period_src) {
     // saturate_u8 four lanes at a time; sums of byte-valued taps with weights
-    // adding up to one lie in [0, 255.5), so rounding alone fits a byte.
+    // adding up to one lie in [0, 255.5), so rounding alone fits a byte. Cells
+    // j to j + 3 of the four periods, shifted into the bytes of one lane
+    // each, are four output bytes of each period at once.
     const int pd = p.period_dst;
     const Float4 round = Float4{} + 12582912.f;
-    int32_t r[4 * kMaxPeriod];
+    auto rounded = [&](const float* lanes) {
+      Float4 v;
+      __builtin_memcpy(&v, lanes, sizeof v);
+      return (UInt4)__builtin_convertvector((v + round) - round, Int4);
+    };
     for (int group = 0; group < p.dst_w / pd / 4; ++group) {
-      for (int j = 0; j < pd; ++j) {
-        Float4 v;
-        __builtin_memcpy(&v, sum + 4 * (group * pd + j), sizeof v);
-        const Int4 q = __builtin_convertvector((v + round) - round, Int4);
-        __builtin_memcpy(r + 4 * j, &q, sizeof q);
+      const float* g = sum + 4 * group * pd;
+      uint8_t* out = d + 4 * group * pd;
+      int j = 0;
+      for (; j + 4 <= pd; j += 4) {
+        const UInt4 bytes = rounded(g + 4 * j) | rounded(g + 4 * j + 4) << 8 | rounded(g + 4 * j + 8) << 16 |
+                           rounded(g + 4 * j + 12) << 24;
+        for (int l = 0; l < 4; ++l) {
+          const uint32_t four = bytes[l];
+          __builtin_memcpy(out + l * pd + j, &four, 4);
+        }
       }
-      for (int l = 0; l < 4; ++l)
-        for (int j = 0; j < pd; ++j) d[(4 * group + l) * pd + j] = (uint8_t)r[4 * j + l];
+      for (; j < pd; ++j) {
+        const UInt4 q = rounded(g + 4 * j);
+        for (int l = 0; l < 4; ++l) out[l * pd + j] = (uint8_t)q[l];
+      }
     }
     return;
   }
