@@ -108,7 +108,7 @@ for k in range(steps):
 # process (the interpreter, torch, numpy, libc called from Python) is
 # "python and torch".
 STAGES = [
-    ("cpu core and bus", ("cpu6507.hpp", "console.hpp", "carts.hpp", "riot.hpp", "mapper_unit.hpp")),
+    ("cpu core and bus", ("cpu6507.hpp", "console.hpp", "cart/", "riot.hpp", "mapper_unit.hpp")),
     ("tia pixels and collisions", ("tia.hpp:cule::tia::draw_pixels", "tia.hpp:cule::tia::paint")),
     ("tia registers and catch-up", ("tia.hpp", "render_log.hpp")),
     ("ale layer and games", ("environment.hpp", "ale.hpp", "games/", "mt19937.hpp")),

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "cart/cart_state.hpp"
+
+namespace cule {
+
+// E0: four 1K windows. Hotspots $xFE0-$xFE7 / $xFE8-$xFEF / $xFF0-$xFF7 put
+// slice (a & 7) in window 0 / 1 / 2, on reads and writes; window 3 is fixed to
+// slice 7, which also holds the hotspots, so a hotspot read returns slice 7's
+// byte whatever it switched (section 4.5).
+struct CartE0 {
+  static constexpr uint32_t kRomBytes = 8192;
+  // Four windows of different slices: no single base, so every read is a peek.
+  static constexpr uint16_t kOffsetMask = 0x0FFF;
+  static constexpr uint16_t kDirectLo = 0x0000;
+  static constexpr uint16_t kDirectHi = 0x0000;
+  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom) { return rom; }
+
+  CULE_HD static void check_hotspot(CartState& s, uint16_t offset) {
+    if (offset >= 0x0FE0 && offset < 0x0FF8) s.slice[(offset - 0x0FE0) >> 3] = (uint8_t)(offset & 7);
+  }
+  CULE_HD static void select_reset_slices(CartState& s) {
+    s.slice[0] = 4;
+    s.slice[1] = 5;
+    s.slice[2] = 6;
+  }
+
+  template <class Rng>
+  CULE_HD static void power_on(CartState& s, Rng&) {
+    s = CartState{};
+    select_reset_slices(s);  // install() sets them too
+  }
+  template <class Rng>
+  CULE_HD static void reset(CartState& s, Rng&, uint32_t) { select_reset_slices(s); }
+
+  CULE_HD static uint8_t peek(CartState& s, const uint8_t* rom, uint16_t address, uint32_t) {
+    const uint16_t offset = cart::offset_of(address);
+    check_hotspot(s, offset);
+    const uint32_t window = offset >> 10;
+    const uint32_t slice = window == 3 ? 7u : s.slice[window];
+    return rom[slice * cart::kSliceBytes + (offset & 0x03FF)];
+  }
+  CULE_HD static void poke(CartState& s, const uint8_t*, uint16_t address, uint8_t, uint32_t) {
+    check_hotspot(s, cart::offset_of(address));
+  }
+  CULE_HD static void rebase_cycles(CartState&, uint32_t) {}
+};
+
+}  // namespace cule
