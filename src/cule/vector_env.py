@@ -51,6 +51,43 @@ def _autoreset_mode(value) -> AutoresetMode:
     return mode
 
 
+def _check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, noop_max, reset_cache_size,
+                     repeat_action_probability, reset_mode, continuous) -> None:
+    """The checks of the constructor's arguments that need no ROM, in the order their errors take."""
+    for name, value, low in (("num_envs", num_envs, 1), ("frameskip", frameskip, 1), ("stack_num", stack_num, 1),
+                             ("batch_size", batch_size, 0), ("num_threads", num_threads, 0),
+                             ("noop_max", noop_max, 0), ("reset_cache_size", reset_cache_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    if batch_size > num_envs:
+        raise ValueError(f"batch_size ({batch_size}) cannot exceed num_envs ({num_envs})")
+    if not 0.0 <= repeat_action_probability <= 1.0:
+        raise ValueError(f"repeat_action_probability must be in [0, 1], got {repeat_action_probability!r}")
+    if reset_mode not in _RESET_MODES:
+        raise ValueError(f"reset_mode must be one of {_RESET_MODES}, got {reset_mode!r}")
+    if continuous:
+        raise NotImplementedError("continuous actions are not supported; use discrete actions "
+                                  "(full_action_space=True gives ALE's legal action set)")
+
+
+def _checked_device(device) -> torch.device:
+    device = torch.device(device)
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(device)!r}")
+    if device.type == "cuda":
+        from .backends.cuda import check_cuda
+        check_cuda(device)
+    return device
+
+
+def _check_game_options(unit: str, info: dict, mode, difficulty) -> None:
+    for name, value, key in (("mode", mode, "modes"), ("difficulty", difficulty, "difficulties")):
+        # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                  or value not in info[key]):
+            raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
+
+
 class AtariVectorEnv(VectorEnv):
     """A batch of ALE games stepped together; everything returned is a torch tensor on ``device``.
 
@@ -139,51 +176,17 @@ class AtariVectorEnv(VectorEnv):
         _gymnasium: bool = False,
         _shim: bool = False,
     ):
-        self.emulator = None
-        for name, value, low in (("num_envs", num_envs, 1), ("frameskip", frameskip, 1), ("stack_num", stack_num, 1),
-                                 ("batch_size", batch_size, 0), ("num_threads", num_threads, 0),
-                                 ("noop_max", noop_max, 0), ("reset_cache_size", reset_cache_size, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-        if batch_size > num_envs:
-            raise ValueError(f"batch_size ({batch_size}) cannot exceed num_envs ({num_envs})")
-        if not 0.0 <= repeat_action_probability <= 1.0:
-            raise ValueError(f"repeat_action_probability must be in [0, 1], got {repeat_action_probability!r}")
-        if reset_mode not in _RESET_MODES:
-            raise ValueError(f"reset_mode must be one of {_RESET_MODES}, got {reset_mode!r}")
-        if continuous:
-            raise NotImplementedError("continuous actions are not supported; use discrete actions "
-                                      "(full_action_space=True gives ALE's legal action set)")
+        self.emulator = None  # set first: __del__ runs even when a check below raises
+        _check_arguments(num_envs=num_envs, frameskip=frameskip, stack_num=stack_num, batch_size=batch_size,
+                         num_threads=num_threads, noop_max=noop_max, reset_cache_size=reset_cache_size,
+                         repeat_action_probability=repeat_action_probability, reset_mode=reset_mode,
+                         continuous=continuous)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self._same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
-        self.device = torch.device(device)
-        if self.device.type not in ("cpu", "cuda"):
-            raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(self.device)!r}")
-        if self.device.type == "cuda":
-            from .backends.cuda import check_cuda
-            check_cuda(self.device)
+        self.device = _checked_device(device)
         _estimate_memory(num_envs, stack_num, img_height or 250, img_width or 160, 1 if grayscale else 3)
-
-        self.rom = load_rom(game)
-        self.game = self.rom.game  # None: not one of ALE's games
-        if self.game is None:
-            # ALE refuses such ROMs; cule runs them (homebrew, hacks, test carts), but says so.
-            warnings.warn(f"ROM {self.rom.path!r} (md5 {self.rom.md5}) is not one of ALE's games: it runs as a bare "
-                          f"console (reward always 0, never terminated, all 18 actions, mode 0)",
-                          UnknownRomWarning, stacklevel=2)
-        unit = self.game or BARE_GAME
-        info = game_info(unit)
-        for name, value, key in (("mode", mode, "modes"), ("difficulty", difficulty, "difficulties")):
-            # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                      or value not in info[key]):
-                raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
-        self.mode = info["default_mode"] if mode is None else int(mode)
-        self.difficulty = 0 if difficulty is None else int(difficulty)
-        # ALE's getLegalActionSet (all 18 but for a few games) or getMinimalActionSet.
-        self.action_set = np.array(info["legal_actions"] if full_action_space else info["minimal_actions"],
-                                   dtype=np.int32)
+        unit, info = self._load_game(game, mode, difficulty, full_action_space)
 
         self.num_envs = int(num_envs)
         self.batch_size = int(batch_size) or self.num_envs
@@ -193,13 +196,7 @@ class AtariVectorEnv(VectorEnv):
         self.grayscale = bool(grayscale)
         self._gymnasium = _gymnasium
         limit = int(max_num_frames_per_episode) if max_num_frames_per_episode and max_num_frames_per_episode > 0 else 0
-        # ale-py's vector env counts the episode's frames itself with ALE's own
-        # limit off; gymnasium's AtariEnv uses ALE's limit.
-        self.emulator = make_emulator(self.rom, self.num_envs, repeat_action_probability=repeat_action_probability,
-                                      max_num_frames_per_episode=limit if _gymnasium else 0)
-        self.screen_height = self.emulator.screen_height
-        self.img_height = self.screen_height if img_height is None else int(img_height)
-        self.img_width = 160 if img_width is None else int(img_width)
+        self._make_emulator(repeat_action_probability, limit, img_height, img_width)
         # The vector env's settings (cule._core.vector_options), named once: they configure the emulator
         # and, with what else decides a saved state's meaning (everything but where and how fast the env
         # runs), key its saved states (cule.state).
@@ -212,6 +209,52 @@ class AtariVectorEnv(VectorEnv):
             same_step=self._same_step, gymnasium=_gymnasium,
             default_mode=info["default_mode"], mode=self.mode, difficulty=self.difficulty,
             cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
+        self._configure(settings, reset_mode=reset_mode, repeat_action_probability=repeat_action_probability,
+                        limit=limit, full_action_space=full_action_space)
+        self._make_spaces()
+        self._make_queues()
+        self.backend = backends.create(self.emulator, self.device, backends.BackendSettings(
+            action_set=self.action_set, obs_shape=self.single_observation_space.shape, frameskip=self.frameskip,
+            num_threads=self.num_threads, background=self.batch_size != self.num_envs,
+            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit))
+
+    # ---- construction: the steps of __init__, in its order
+
+    def _load_game(self, game: str, mode: int | None, difficulty: int | None, full_action_space: bool):
+        """Loads the ROM and resolves the game's mode, difficulty and action set; returns (game unit, its
+        catalogue entry)."""
+        self.rom = load_rom(game)
+        self.game = self.rom.game  # None: not one of ALE's games
+        if self.game is None:
+            # ALE refuses such ROMs; cule runs them (homebrew, hacks, test carts), but says so. stacklevel 3:
+            # the line that built the env.
+            warnings.warn(f"ROM {self.rom.path!r} (md5 {self.rom.md5}) is not one of ALE's games: it runs as a bare "
+                          f"console (reward always 0, never terminated, all 18 actions, mode 0)",
+                          UnknownRomWarning, stacklevel=3)
+        unit = self.game or BARE_GAME
+        info = game_info(unit)
+        _check_game_options(unit, info, mode, difficulty)
+        self.mode = info["default_mode"] if mode is None else int(mode)
+        self.difficulty = 0 if difficulty is None else int(difficulty)
+        # ALE's getLegalActionSet (all 18 but for a few games) or getMinimalActionSet.
+        self.action_set = np.array(info["legal_actions"] if full_action_space else info["minimal_actions"],
+                                   dtype=np.int32)
+        return unit, info
+
+    def _make_emulator(self, repeat_action_probability: float, limit: int, img_height: int | None,
+                       img_width: int | None) -> None:
+        """The host batch, and the observation size (None: the screen's)."""
+        # ale-py's vector env counts the episode's frames itself with ALE's own
+        # limit off; gymnasium's AtariEnv uses ALE's limit.
+        self.emulator = make_emulator(self.rom, self.num_envs, repeat_action_probability=repeat_action_probability,
+                                      max_num_frames_per_episode=limit if self._gymnasium else 0)
+        self.screen_height = self.emulator.screen_height
+        self.img_height = self.screen_height if img_height is None else int(img_height)
+        self.img_width = 160 if img_width is None else int(img_width)
+
+    def _configure(self, settings: dict, *, reset_mode: str, repeat_action_probability: float, limit: int,
+                   full_action_space: bool) -> None:
+        """Configures the emulator's vector pipeline with `settings` and keys the saved states."""
         rgb, gray = palette_for(self.emulator.is_pal)
         self.emulator.configure_vector(rgb, gray, **settings)
         self.reset_mode = reset_mode
@@ -221,25 +264,23 @@ class AtariVectorEnv(VectorEnv):
             repeat_action_probability=float(repeat_action_probability), max_frames=limit,
             autoreset=self.autoreset_mode.value, reset_mode=reset_mode, full_action_space=bool(full_action_space)))
 
+    def _make_spaces(self) -> None:
+        """gymnasium's observation and action spaces, of one environment and of a batch."""
         frame = (self.img_height, self.img_width) + (() if self.grayscale else (3,))
-        self._frame_shape = frame if _gymnasium else (self.stack_num,) + frame
+        self._frame_shape = frame if self._gymnasium else (self.stack_num,) + frame
         self.single_observation_space = Box(low=0, high=255, shape=self._frame_shape, dtype=np.uint8)
         self.single_action_space = Discrete(len(self.action_set))
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.batch_size)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.batch_size)
 
+    def _make_queues(self) -> None:
+        """The bookkeeping of batches: which environments were returned, are ready, or still stepping."""
         self._loaded = np.zeros(self.num_envs, dtype=bool)  # powered on by a seeded reset
         self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
         # ids of the stepped environments not yet returned, oldest first, in int32 chunks
         self._ready: collections.deque[np.ndarray] = collections.deque()
         # pending: (future, ids) of steps left running in the background, oldest first
         self._pending: collections.deque[tuple[Any, np.ndarray]] = collections.deque()
-        # _shim (tests): the CUDA backend's launch code on the host launch shim; an int is the SM count its
-        # launch geometry assumes.
-        self.backend = backends.create(
-            self.emulator, self.device, action_set=self.action_set, obs_shape=self.single_observation_space.shape,
-            frameskip=self.frameskip, num_threads=self.num_threads, background=self.batch_size != self.num_envs,
-            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit)
 
     # ---- gymnasium VectorEnv interface
 

@@ -10,7 +10,7 @@ backend returns lives on its ``device``.
 from __future__ import annotations
 
 import abc
-from dataclasses import make_dataclass
+from dataclasses import dataclass, make_dataclass
 from typing import Any
 
 import numpy as np
@@ -94,18 +94,31 @@ def check_action_batch(actions, batch_size: int) -> None:
                          f"got shape {tuple(actions.shape)}")
 
 
-def create(emulator, device: torch.device, *, action_set: np.ndarray, obs_shape: tuple[int, ...], frameskip: int,
-           num_threads: int, background: bool, start_cache: bool, shim: bool | int = False,
-           game_unit: str = "") -> Backend:
-    """The backend for `device`: CUDA kernels for "cuda" (or, with `shim` on "cpu", the same launch code on
-    the host launch shim; an int stands for the SM count its launch geometry assumes), else CPU threads.
-    `background`: the CPU backend steps in a background thread (asynchronous batches)."""
-    if device.type == "cuda" or shim:
+@dataclass(frozen=True)
+class BackendSettings:
+    """What a backend needs of its env besides the emulator and the device; the env builds it once."""
+    action_set: np.ndarray      # ALE action ids of the action indices, int32
+    obs_shape: tuple[int, ...]  # one environment's observation
+    frameskip: int
+    num_threads: int            # CPU backend: emulation threads (0: all cores)
+    background: bool            # CPU backend: step in a background thread (asynchronous batches)
+    start_cache: bool           # CUDA backend: reset_mode "cache", start states recorded at seeded resets
+    # On "cpu", the CUDA backend's launch code on the host launch shim (tests); an int stands for the SM count
+    # its launch geometry assumes.
+    shim: bool | int = False
+    game_unit: str = ""         # the game unit the NVRTC kernels are compiled for
+
+
+def create(emulator, device: torch.device, settings: BackendSettings) -> Backend:
+    """The backend for `device`: CUDA kernels for "cuda" (or, with `settings.shim` on "cpu", the same launch
+    code on the host launch shim), else CPU threads."""
+    s = settings
+    if device.type == "cuda" or s.shim:
         from . import cuda
-        launcher = (cuda.ShimLauncher(emulator.cart, *([] if shim is True else [int(shim)]))
-                    if shim and device.type == "cpu" else cuda.NvrtcLauncher(emulator.cart, game_unit, device))
-        return cuda.CudaBackend(emulator, device, launcher, action_set=action_set, obs_shape=obs_shape,
-                                frameskip=frameskip, start_cache=start_cache)
+        launcher = (cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
+                    if s.shim and device.type == "cpu" else cuda.NvrtcLauncher(emulator.cart, s.game_unit, device))
+        return cuda.CudaBackend(emulator, device, launcher, action_set=s.action_set, obs_shape=s.obs_shape,
+                                frameskip=s.frameskip, start_cache=s.start_cache)
     from .cpu import CpuBackend
-    return CpuBackend(emulator, action_set=action_set, obs_shape=obs_shape, num_threads=num_threads,
-                      background=background)
+    return CpuBackend(emulator, action_set=s.action_set, obs_shape=s.obs_shape, num_threads=s.num_threads,
+                      background=s.background)

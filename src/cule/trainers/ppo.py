@@ -38,6 +38,82 @@ class Args(ActorCriticArgs):
     clip_vloss: bool = field(default=True, metadata={"help": "clip the value loss as the policy's"})
 
 
+class Rollout:
+    """One update's rollout on the device, [T, n] per step and environment: observations, actions, their
+    log-probabilities and values, clipped rewards, episode ends, and valid (False: a NextStep reset-only step,
+    masked out of the loss)."""
+
+    def __init__(self, T: int, n: int, obs_shape: tuple[int, ...], device: torch.device):
+        self.obs = torch.zeros((T, n, *obs_shape), dtype=torch.uint8, device=device)
+        self.actions = torch.zeros((T, n), dtype=torch.long, device=device)
+        self.logprobs, self.rewards, self.values = (torch.zeros((T, n), device=device) for _ in range(3))
+        self.dones = torch.zeros((T, n), dtype=torch.bool, device=device)
+        self.valid = torch.ones((T, n), dtype=torch.bool, device=device)
+        # NextStep: the environments whose next step only resets; carried over to the next rollout
+        self.after_done = torch.zeros(n, dtype=torch.bool, device=device)
+
+
+def collect(env, model: torch.nn.Module, ro: Rollout, obs: torch.Tensor, scores: EpisodeScores,
+            same_step_reset: bool) -> torch.Tensor:
+    """Fills the rollout by stepping the environments from obs with the current policy; returns the last
+    observation."""
+    for t in range(ro.actions.shape[0]):
+        with torch.no_grad():
+            logits, value = model(obs)
+            dist = Categorical(logits=logits)
+            action = dist.sample()
+        ro.obs[t], ro.actions[t], ro.logprobs[t], ro.values[t] = obs, action, dist.log_prob(action), value
+        ro.valid[t] = ~ro.after_done
+        obs, reward, terminated, truncated, _ = env.step(action)
+        done = terminated | truncated
+        ro.rewards[t] = torch.sign(reward.float())
+        ro.dones[t] = done
+        scores.add(reward, done)
+        ro.after_done = torch.zeros_like(done) if same_step_reset else done
+    return obs
+
+
+def ppo_loss(args: Args, model: torch.nn.Module, mb: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss, value loss, entropy) of a minibatch: the clipped surrogate, the (clipped) value loss and the
+    entropy bonus, averaged over its valid steps, with the advantages normalized within the minibatch."""
+    logits, new_value = model(mb["obs"])
+    dist = Categorical(logits=logits)
+    logratio = dist.log_prob(mb["actions"]) - mb["logprobs"]
+    ratio = logratio.exp()
+    mask = mb["valid"]
+    weight = mask.sum().clamp(min=1.0)
+    adv = mb["advantages"]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg_loss = (torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef))
+               * mask).sum() / weight
+    returns, values = mb["returns"], mb["values"]
+    if args.clip_vloss:
+        clipped = values + (new_value - values).clamp(-args.clip_coef, args.clip_coef)
+        v_loss = 0.5 * (torch.max((new_value - returns) ** 2, (clipped - returns) ** 2) * mask).sum() / weight
+    else:
+        v_loss = 0.5 * (((new_value - returns) ** 2) * mask).sum() / weight
+    entropy = (dist.entropy() * mask).sum() / weight
+    return pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss, v_loss, entropy
+
+
+def optimize(args: Args, run: Run, ro: Rollout, advantages: torch.Tensor, returns: torch.Tensor):
+    """update_epochs passes of shuffled minibatches over the rollout; returns the last minibatch's
+    (loss, value loss, entropy)."""
+    T, n = ro.actions.shape
+    batch = T * n
+    flat = dict(obs=ro.obs.reshape(batch, *ro.obs.shape[2:]), actions=ro.actions.reshape(-1),
+                logprobs=ro.logprobs.reshape(-1), advantages=advantages.reshape(-1), returns=returns.reshape(-1),
+                values=ro.values.reshape(-1), valid=ro.valid.reshape(-1).float())
+    minibatch = max(1, batch // args.num_minibatches)
+    for _ in range(args.update_epochs):
+        order = torch.randperm(batch, device=args.device)
+        for start in range(0, batch, minibatch):
+            idx = order[start:start + minibatch]
+            loss, v_loss, entropy = ppo_loss(args, run.model, {k: v[idx] for k, v in flat.items()})
+            run.step_grads(loss)
+    return loss, v_loss, entropy
+
+
 def train(args: Args) -> dict:
     """Runs PPO; returns the final figures (frames, updates, mean return of the last episodes)."""
     ranks = Dist(args)  # under torchrun: this rank's share of the envs, on its own GPU
@@ -52,68 +128,22 @@ def train(args: Args) -> dict:
     num_updates = max(1, args.total_frames // frames_per_update)
     start_update = run.start_update
     log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
-
-    n, T = ranks.local_envs(args.num_envs), args.num_steps
-    obs_buf = torch.zeros((T, n, *contract.obs_shape), dtype=torch.uint8, device=device)
-    actions = torch.zeros((T, n), dtype=torch.long, device=device)
-    logprobs, rewards, values = (torch.zeros((T, n), device=device) for _ in range(3))
-    dones = torch.zeros((T, n), dtype=torch.bool, device=device)
-    valid = torch.ones((T, n), dtype=torch.bool, device=device)
+    n = ranks.local_envs(args.num_envs)
+    rollout = Rollout(args.num_steps, n, contract.obs_shape, device)
     scores = EpisodeScores(n, device)
 
     obs, _ = env.reset(seed=first_env + start_update)
-    after_done = torch.zeros(n, dtype=torch.bool, device=device)  # NextStep: this step only resets
     result = {}
     for update in range(start_update, num_updates):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
-        for t in range(T):
-            with torch.no_grad():
-                logits, value = model(obs)
-                dist = Categorical(logits=logits)
-                action = dist.sample()
-            obs_buf[t], actions[t], logprobs[t], values[t] = obs, action, dist.log_prob(action), value
-            valid[t] = ~after_done
-            obs, reward, terminated, truncated, _ = env.step(action)
-            done = terminated | truncated
-            rewards[t] = torch.sign(reward.float())
-            dones[t] = done
-            scores.add(reward, done)
-            after_done = torch.zeros_like(done) if contract.same_step_reset else done
+        obs = collect(env, model, rollout, obs, scores, contract.same_step_reset)
         run.frames += frames_per_update
         with torch.no_grad():
             bootstrap = model(obs)[1]
-        advantages, returns = gae(rewards, values, dones, bootstrap, args.gamma, args.gae_lambda)
-
-        b_obs = obs_buf.reshape(T * n, *contract.obs_shape)
-        b_actions, b_logprobs = actions.reshape(-1), logprobs.reshape(-1)
-        b_adv, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
-        b_valid = valid.reshape(-1).float()
-        batch = T * n
-        minibatch = max(1, batch // args.num_minibatches)
-        for _ in range(args.update_epochs):
-            order = torch.randperm(batch, device=device)
-            for start in range(0, batch, minibatch):
-                idx = order[start:start + minibatch]
-                logits, new_value = model(b_obs[idx])
-                dist = Categorical(logits=logits)
-                logratio = dist.log_prob(b_actions[idx]) - b_logprobs[idx]
-                ratio = logratio.exp()
-                mask = b_valid[idx]
-                weight = mask.sum().clamp(min=1.0)
-                adv = b_adv[idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg_loss = (torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef))
-                           * mask).sum() / weight
-                if args.clip_vloss:
-                    clipped = b_values[idx] + (new_value - b_values[idx]).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * (torch.max((new_value - b_returns[idx]) ** 2, (clipped - b_returns[idx]) ** 2)
-                                    * mask).sum() / weight
-                else:
-                    v_loss = 0.5 * (((new_value - b_returns[idx]) ** 2) * mask).sum() / weight
-                entropy = (dist.entropy() * mask).sum() / weight
-                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                run.step_grads(loss)
+        advantages, returns = gae(rollout.rewards, rollout.values, rollout.dones, bootstrap, args.gamma,
+                                  args.gae_lambda)
+        loss, v_loss, entropy = optimize(args, run, rollout, advantages, returns)
 
         # Host transfers: a few logging scalars per update.
         result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),

@@ -163,6 +163,12 @@ class ActorPriorities:
         else:
             self.taken[k], self.greedy[k] = _rows(logp, action), _rows(logp, q.argmax(1)).exp()
 
+    def step(self, step: int, q: torch.Tensor, logp: torch.Tensor | None, action: torch.Tensor,
+             replay: FrameReplay) -> torch.Tensor | None:
+        """Records step `step`; returns the raw priorities of step - n's transitions, None before step n."""
+        self.record(step, q, logp, action)
+        return self.priorities(step, replay) if step >= self.n else None
+
     def priorities(self, step: int, replay: FrameReplay) -> torch.Tensor:
         """[B] raw priorities of the transitions of absolute step `step` - n (call before adding `step`)."""
         row = step - self.n
@@ -175,6 +181,112 @@ class ActorPriorities:
         return (torch.xlogy(m, m) - m * taken).sum(1)
 
 
+class GradientSteps:
+    """The learner's side of the loop: gradient steps paid for by the actors' environment steps
+    (--env-steps-per-update), the target and actor copies, and the loss and Q sums of the log (kept on the
+    device until a log line)."""
+
+    def __init__(self, args: Args, run: Run, learner: Learner, actor: QNetwork, replay: FrameReplay,
+                 envs: int, learning_starts: int):
+        self.args, self.run, self.learner, self.actor, self.replay = args, run, learner, actor, replay
+        self.envs, self.learning_starts = envs, learning_starts  # all ranks' envs and transitions
+        self.grad_steps, self.credit = run.extra.get("grad_steps", 0), run.extra.get("credit", 0.0)
+        device = run.device
+        self.loss_sum, self.q_sum, self.count = torch.zeros((), device=device), torch.zeros((), device=device), 0
+
+    def after_env_step(self, local_envs: int) -> None:
+        """Once the replay holds learning_starts transitions and some complete rows, earns local_envs /
+        env_steps_per_update gradient steps and takes the whole ones."""
+        a, replay = self.args, self.replay
+        if replay.written * self.envs < self.learning_starts or replay.written <= a.n_step + 1:
+            return
+        self.credit += local_envs / a.env_steps_per_update
+        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / a.total_frames)
+        while self.credit >= 1:
+            self.credit -= 1
+            self.step(beta)
+
+    def step(self, beta: float) -> None:
+        a, model, target = self.args, self.learner.model, self.learner.target
+        batch = self.replay.sample(a.batch_size, beta)
+        loss, new_priorities, q_taken = self.learner.loss(batch)
+        self.run.step_grads(loss)
+        self.replay.update_priorities(batch["leaves"], new_priorities)
+        self.grad_steps += 1
+        self.loss_sum += loss.detach()
+        self.q_sum += q_taken.mean()
+        self.count += 1
+        if self.grad_steps % a.target_update_every == 0:
+            target.load_state_dict(model.state_dict())
+        if self.actor is not model and self.grad_steps % a.actor_sync_every == 0:
+            self.actor.load_state_dict(model.state_dict())
+
+    def take_means(self) -> tuple[float, float]:
+        """(mean loss, mean Q of the taken actions) since the last call, nan before learning starts: host
+        transfers."""
+        nan = float("nan")
+        means = (self.loss_sum.item() / self.count if self.count else nan,
+                 self.q_sum.item() / self.count if self.count else nan)
+        self.loss_sum.zero_()
+        self.q_sum.zero_()
+        self.count = 0
+        return means
+
+    def checkpoint(self) -> dict:
+        """What --resume restores besides the run's own state."""
+        return dict(target=self.learner.target.state_dict(), grad_steps=self.grad_steps, credit=self.credit)
+
+
+def build_networks(args: Args, contract: EnvContract, ranks: Dist) -> tuple[Run, QNetwork, QNetwork, QNetwork]:
+    """The run (restored on --resume) and its online, target and actor networks."""
+    stack, height, width = contract.obs_shape
+    model = QNetwork(stack, contract.n_actions, args.network, args.dueling, args.atoms, args.v_min, args.v_max,
+                     args.noisy, args.noisy_sigma0, height, width)
+    run = Run(args, contract, model, dist=ranks)
+    model = run.model
+    target = copy.deepcopy(model)
+    if "target" in run.extra:
+        target.load_state_dict(run.extra["target"])
+    target.requires_grad_(False)
+    actor = model if args.actor_sync_every == 0 else copy.deepcopy(model).requires_grad_(False)
+    return run, model, target, actor
+
+
+def exploration(args: Args, first_env: int, num_envs: int, device: torch.device):
+    """frames -> the actors' epsilon: this rank's slice of the Ape-X epsilons over all ranks' envs, 0 with
+    noisy nets, else the linear schedule."""
+    eps_apex = apex_epsilons(args.num_envs, args.apex_epsilon, args.apex_alpha)[first_env:first_env + num_envs]
+    eps_apex = eps_apex.to(device)
+
+    def epsilon(frames: int) -> torch.Tensor | float:
+        if args.apex:
+            return eps_apex
+        if args.noisy:
+            return 0.0
+        decay = min(1.0, frames / max(args.epsilon_decay_frames, 1))
+        return args.epsilon_start + decay * (args.epsilon_end - args.epsilon_start)
+    return epsilon
+
+
+def choose_actions(args: Args, actor: QNetwork, obs: torch.Tensor, epsilon) -> tuple:
+    """(q, log p or None, actions) of the actors on obs; fresh noise for every step."""
+    with torch.no_grad():
+        if args.noisy:
+            actor.reset_noise()
+        q, logp = actor(obs)
+        return q, logp, epsilon_greedy(q, epsilon)
+
+
+def log_line(log: Logger, frames: int, update: int, learning: GradientSteps, episode_return, eps) -> dict:
+    """Writes a log line; returns the figures it holds."""
+    loss, q = learning.take_means()
+    result = dict(frames=frames, update=update, grad_steps=learning.grad_steps, episode_return=episode_return,
+                  loss=loss, q=q)
+    log.log(frames, episode_return=episode_return, loss=loss, q=q, grad_steps=learning.grad_steps,
+            epsilon=float(eps.mean() if torch.is_tensor(eps) else eps))
+    return result
+
+
 def train(args: Args) -> dict:
     """Runs Rainbow / Ape-X; returns the final figures (frames, vector steps, gradient steps, returns)."""
     ranks = Dist(args)  # under torchrun: this rank's actors, replay and learner replica, on its own GPU
@@ -184,18 +296,8 @@ def train(args: Args) -> dict:
     B = ranks.local_envs(args.num_envs)
     env = make_env(args.game, B, args.device, args.seed + first_env, args.num_threads)
     contract = EnvContract.of(env)
-    A, same_step = contract.n_actions, contract.same_step_reset
     stack, height, width = contract.obs_shape
-    model = QNetwork(stack, A, args.network, args.dueling, args.atoms, args.v_min, args.v_max, args.noisy,
-                     args.noisy_sigma0, height, width)
-    run = Run(args, contract, model, dist=ranks)
-    model = run.model
-    target = copy.deepcopy(model)
-    if "target" in run.extra:
-        target.load_state_dict(run.extra["target"])
-    target.requires_grad_(False)
-    actor = model if args.actor_sync_every == 0 else copy.deepcopy(model).requires_grad_(False)
-    learner = Learner(args, model, target)
+    run, model, target, actor = build_networks(args, contract, ranks)
     replay = FrameReplay(args.buffer_size, B, args.n_step, args.gamma,
                          args.priority_alpha if args.prioritized else 0.0, stack=stack, frame_shape=(height, width),
                          device=device)
@@ -203,79 +305,35 @@ def train(args: Args) -> dict:
     frames_per_step = B * ranks.world * contract.frameskip
     num_steps = max(1, args.total_frames // frames_per_step)
     start = run.start_update
-    grad_steps, credit = run.extra.get("grad_steps", 0), run.extra.get("credit", 0.0)
     log = Logger(args.output_dir, num_steps * frames_per_step, run.frames, enabled=run.logging)
     learning_starts = min(args.learning_starts, num_steps * B * ranks.world // 2)  # transitions, all ranks
-    # eps_i over all ranks' envs: this rank acts with its slice
-    eps_apex = apex_epsilons(args.num_envs, args.apex_epsilon, args.apex_alpha)[first_env:first_env + B].to(device)
-
-    def epsilon(frames: int) -> torch.Tensor | float:
-        if args.apex:
-            return eps_apex
-        if args.noisy:
-            return 0.0
-        decay = min(1.0, frames / max(args.epsilon_decay_frames, 1))
-        return args.epsilon_start + decay * (args.epsilon_end - args.epsilon_start)
+    learning = GradientSteps(args, run, Learner(args, model, target), actor, replay, B * ranks.world,
+                             learning_starts)
+    epsilon = exploration(args, first_env, B, device)
 
     obs, _ = env.reset(seed=args.seed + first_env + start)
     first = torch.ones(B, dtype=torch.bool, device=device)  # obs is its episode's first (older frames zero)
     valid = torch.ones(B, dtype=torch.bool, device=device)  # False: obs ended an episode, this step only resets
     scores = EpisodeScores(B, device)
-    loss_sum, q_sum, loss_count = torch.zeros((), device=device), torch.zeros((), device=device), 0
     result, completed = {}, start
     for step in range(start, num_steps):
         local = step - start  # replay rows are counted from this process's start
-        with torch.no_grad():
-            if args.noisy:
-                actor.reset_noise()
-            q, logp = actor(obs)
-            action = epsilon_greedy(q, epsilon(run.frames))
-        priorities = None
-        if actor_priorities is not None:
-            actor_priorities.record(local, q, logp, action)
-            if local >= args.n_step:
-                priorities = actor_priorities.priorities(local, replay)
+        q, logp, action = choose_actions(args, actor, obs, epsilon(run.frames))
+        priorities = None if actor_priorities is None else actor_priorities.step(local, q, logp, action, replay)
         next_obs, reward, terminated, truncated, _ = env.step(action)
         terminated, truncated = terminated & valid, truncated & valid  # a reset-only step ends nothing
         ended = terminated | truncated
         replay.add(obs[:, -1], action, torch.sign(reward.float()), terminated, truncated, first, valid, priorities)
         scores.add(reward, ended)
-        first, valid = next_flags(valid, ended, same_step)
+        first, valid = next_flags(valid, ended, same_step=contract.same_step_reset)
         obs = next_obs
         run.frames += frames_per_step
-
-        if replay.written * B * ranks.world >= learning_starts and replay.written > args.n_step + 1:  # some rows complete
-            credit += B / args.env_steps_per_update
-            beta = args.priority_beta + (1 - args.priority_beta) * min(1.0, run.frames / args.total_frames)
-            while credit >= 1:
-                credit -= 1
-                batch = replay.sample(args.batch_size, beta)
-                loss, new_priorities, q_taken = learner.loss(batch)
-                run.step_grads(loss)
-                replay.update_priorities(batch["leaves"], new_priorities)
-                grad_steps += 1
-                loss_sum += loss.detach()
-                q_sum += q_taken.mean()
-                loss_count += 1
-                if grad_steps % args.target_update_every == 0:
-                    target.load_state_dict(model.state_dict())
-                if actor is not model and grad_steps % args.actor_sync_every == 0:
-                    actor.load_state_dict(model.state_dict())
+        learning.after_env_step(B)
         completed = step + 1
 
         if (step + 1) % args.log_every == 0 or step + 1 == num_steps:  # the only host transfers
-            result = dict(frames=run.frames, update=step + 1, grad_steps=grad_steps,
-                          episode_return=scores.drain(ranks),
-                          loss=loss_sum.item() / loss_count if loss_count else float("nan"),
-                          q=q_sum.item() / loss_count if loss_count else float("nan"))
-            eps = epsilon(run.frames)
-            log.log(run.frames, episode_return=result["episode_return"], loss=result["loss"], q=result["q"],
-                    grad_steps=grad_steps, epsilon=float(eps.mean() if torch.is_tensor(eps) else eps))
-            loss_sum.zero_()
-            q_sum.zero_()
-            loss_count = 0
-        if run.end_of_update(step, num_steps, extra=lambda: dict(target=target.state_dict(), grad_steps=grad_steps,
-                                                                 credit=credit)):
+            result = log_line(log, run.frames, step + 1, learning, scores.drain(ranks), epsilon(run.frames))
+        if run.end_of_update(step, num_steps, extra=learning.checkpoint):
             break
 
     model.eval()  # noisy layers use their means from here on
@@ -285,7 +343,7 @@ def train(args: Args) -> dict:
 
     run.finish(log, result, act=act)
     env.close()
-    result.update(frames=run.frames, update=completed, grad_steps=grad_steps, recent_returns=scores.recent,
+    result.update(frames=run.frames, update=completed, grad_steps=learning.grad_steps, recent_returns=scores.recent,
                   model=model)
     return result
 
