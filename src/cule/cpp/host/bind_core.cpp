@@ -71,9 +71,9 @@ py::tuple cpu_run_flat(Memory memory, int pc, uint64_t max_instructions) {
   return py::make_tuple(r.pc, r.instructions, r.cycles, r.trapped, (bool)cpu.jammed);
 }
 
-}  // namespace
 
-void bind_core(py::module_& m) {
+// The 6507 alone on a flat bus (the CPU tests).
+void bind_cpu(py::module_& m) {
   m.def("cpu_step_flat", &cpu_step_flat, py::arg("memory"), py::arg("registers"),
         "Run one 6507 instruction on a flat 64 KiB memory (modified in place).\n"
         "registers = (pc, s, a, x, y, p). Returns (registers, cycles, accesses, jammed),\n"
@@ -81,7 +81,9 @@ void bind_core(py::module_& m) {
   m.def("cpu_run_flat", &cpu_run_flat, py::arg("memory"), py::arg("pc"), py::arg("max_instructions"),
         "Run from pc on a flat 64 KiB memory until an instruction jumps to itself.\n"
         "Returns (pc, instructions, cycles, trapped, jammed).");
+}
 
+void bind_resize(py::module_& m) {
   m.def("resize_area", [](py::array_t<uint8_t, py::array::c_style> src, int dst_h, int dst_w) {
     if (src.ndim() != 2 && !(src.ndim() == 3 && src.shape(2) == 3))
       throw std::invalid_argument("src must be uint8 [H, W] or [H, W, 3]");
@@ -103,9 +105,11 @@ void bind_core(py::module_& m) {
     return cule::preprocess::make_plan(src_w, src_h, dst_w, dst_h, channels, taps.data()).period_src;
   }, py::arg("src_h"), py::arg("src_w"), py::arg("dst_h"), py::arg("dst_w"), py::arg("channels") = 1,
      "Source bytes of a period of the resize's x cells, whose pass the host runs four periods at a time; 0: none.");
+}
 
-  // Lane layout (common.hpp) for the device copies of the lane arrays:
-  // the conversions use the kernels' own lane_slot.
+// Lane layout (common.hpp) for the device copies of the lane arrays:
+// the conversions use the kernels' own lane_slot.
+void bind_lanes(py::module_& m) {
   m.attr("device_lanes") = cule::kDeviceLanes;
 
   m.def("to_lanes", [](py::array_t<uint8_t, py::array::c_style> structs, size_t item_bytes, uint32_t lanes) {
@@ -141,7 +145,10 @@ void bind_core(py::module_& m) {
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
   m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
+}
 
+// The core's lists: game units and their legal actions, mappers, vector options, step outputs.
+void bind_lists(py::module_& m) {
   py::list games, mappers;
   for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
 #define CULE_MAPPER(name, Type) mappers.append(#name);
@@ -170,6 +177,15 @@ void bind_core(py::module_& m) {
   CULE_STEP_OUTPUTS(CULE_OUTPUT_DTYPE)
 #undef CULE_OUTPUT_DTYPE
   m.attr("step_outputs") = outputs;
+}
+
+}  // namespace
+
+void bind_core(py::module_& m) {
+  bind_cpu(m);
+  bind_resize(m);
+  bind_lanes(m);
+  bind_lists(m);
 }
 
 }  // namespace cule::bindings

@@ -14,6 +14,10 @@
 namespace cule::bindings {
 namespace {
 
+using Ids = py::array_t<int32_t, py::array::c_style>;
+using Bytes = py::array_t<uint8_t, py::array::c_style>;
+using EmulatorClass = py::class_<cule::Emulator>;
+
 std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string& cart, const std::string& game,
                                               int num_envs, int ystart, int height, bool hmove_blanks,
                                               const std::string& format, bool left_paddles, bool right_paddles,
@@ -41,8 +45,7 @@ std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string
 }
 
 // save_states / load_states: rows [count, row_bytes] for `ids`.
-void state_rows(cule::Emulator& e, const py::array_t<int32_t, py::array::c_style>& ids,
-                py::array_t<uint8_t, py::array::c_style>& rows, size_t offset, bool with_rng, bool save) {
+void state_rows(cule::Emulator& e, const Ids& ids, Bytes& rows, size_t offset, bool with_rng, bool save) {
   if (ids.ndim() != 1 || rows.ndim() != 2 || rows.shape(0) != ids.shape(0))
     throw std::invalid_argument("rows (uint8) need shape [count, row_bytes], one row per listed environment");
   uint8_t* data = rows.mutable_data();
@@ -55,15 +58,143 @@ void state_rows(cule::Emulator& e, const py::array_t<int32_t, py::array::c_style
   }
 }
 
-}  // namespace
 
-void bind_emulator(py::module_& m) {
-  py::class_<cule::Emulator>(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).")
-      .def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("game"), py::arg("num_envs"),
-           py::arg("ystart"), py::arg("height"), py::arg("hmove_blanks"), py::arg("format"),
-           py::arg("left_paddles"), py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"),
-           py::arg("initial_switches"), py::arg("repeat_action_probability"),
-           py::arg("max_num_frames_per_episode"))
+void configure_vector(cule::Emulator& e, Bytes rgb, Bytes gray, const py::kwargs& settings) {
+  if (rgb.size() != 256 * 3 || gray.size() != 256)
+    throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
+  cule::VectorOptions o;
+  size_t known = 0;
+#define CULE_OPTION(type, name, value, meaning) \
+  if (settings.contains(#name)) o.name = (type)settings[#name].cast<int64_t>(), ++known;
+#include "vector/vector_options.inc"
+#undef CULE_OPTION
+  if (known != settings.size())
+    throw py::type_error("configure_vector: unknown setting among " + py::str(settings.attr("keys")()).cast<std::string>() +
+                         "; the settings are cule._core.vector_options");
+  e.configure_vector(o, rgb.data(), gray.data());
+}
+
+void vector_run(cule::Emulator& e, Ids ids, Ids actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
+                bool force_reset, int num_threads) {
+  const int count = (int)ids.size();
+  if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != count)
+    throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
+  if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != count))
+    throw std::invalid_argument("seeds (int64) need one entry per reset environment");
+  const int64_t* seed_data = seeds ? seeds->data() : nullptr;
+  py::gil_scoped_release release;
+  e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
+}
+
+void gather(cule::Emulator& e, Ids ids, Bytes obs, std::optional<Bytes> final_obs, const py::args& arrays) {
+  const size_t count = (size_t)ids.size();
+  const size_t bytes = count * e.stacked_bytes();
+  if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
+    throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
+  cule::StepOutputs out{};
+  out.obs = obs.mutable_data();
+  out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
+  size_t k = 0;
+  // One array per output, in the list's order, of its element type already: a converted copy would
+  // take the results.
+#define CULE_TAKE_OUTPUT(type, name, element, field)                                                          \
+  {                                                                                                           \
+    if (k >= arrays.size() || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[k]))           \
+      throw py::type_error("gather's array " + std::to_string(k) + " must be " #name ", a C-contiguous " +     \
+                           py::str(py::dtype::of<element>()).cast<std::string>() +                            \
+                           " array (cule._core.step_outputs, in order)");                                     \
+    auto a = arrays[k++].cast<py::array_t<element, py::array::c_style>>();                                    \
+    if ((size_t)a.size() != count) throw std::invalid_argument(#name " needs one entry per gathered environment"); \
+    out.name = reinterpret_cast<type*>(a.mutable_data());                                                     \
+  }
+  CULE_STEP_OUTPUTS(CULE_TAKE_OUTPUT)
+#undef CULE_TAKE_OUTPUT
+  if (k != arrays.size())
+    throw py::type_error("gather takes " + std::to_string(k) + " output arrays (cule._core.step_outputs), got " +
+                         std::to_string(arrays.size()));
+  py::gil_scoped_release release;
+  e.gather(ids.data(), (int)count, out);
+}
+
+// gather into fresh arrays made here: one call instead of an allocation per output from Python.
+py::tuple results(cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step) {
+  const size_t count = (size_t)ids.size();
+  std::vector<py::ssize_t> shape{(py::ssize_t)count};
+  size_t bytes = 1;
+  for (const auto& d : obs_shape) shape.push_back(d.cast<py::ssize_t>()), bytes *= (size_t)shape.back();
+  if (bytes != e.stacked_bytes())
+    throw std::invalid_argument("obs_shape holds " + std::to_string(bytes) + " bytes, an observation " +
+                                std::to_string(e.stacked_bytes()));
+  py::array_t<uint8_t> obs(shape);
+  std::optional<py::array_t<uint8_t>> final_obs;
+  if (same_step) final_obs.emplace(shape);
+  cule::StepOutputs out{};
+  out.obs = obs.mutable_data();
+  out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
+  py::list arrays;
+#define CULE_MAKE_OUTPUT(type, name, element, field)      \
+  {                                                       \
+    py::array_t<element> a((py::ssize_t)count);           \
+    out.name = reinterpret_cast<type*>(a.mutable_data()); \
+    arrays.append(a);                                     \
+  }
+  CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
+#undef CULE_MAKE_OUTPUT
+  bool ended = false;
+  {
+    py::gil_scoped_release release;
+    e.gather(ids.data(), (int)count, out);
+    for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
+  }
+  // final_obs only when an episode ended: the host knows at no cost.
+  return py::make_tuple(obs, ended ? py::object(*final_obs) : py::none(), py::tuple(arrays));
+}
+
+py::dict tia_state(const cule::Emulator& e, int env) {
+  const auto& t = e.machine(env).tia;
+  py::dict d;
+  d["F"] = t.frame_start_clock; d["startdisp"] = t.start_display_clock; d["stopdisp"] = t.stop_display_clock;
+  d["lastupd"] = t.last_update_clock; d["toend"] = t.clocks_to_end_of_line;
+  d["sc_last"] = t.scanline_count_last_frame; d["cur_sc"] = t.current_scanline;
+  d["vsyncfin"] = t.vsync_finish_clock; d["enabled"] = t.enabled_objects; d["vsync"] = t.vsync;
+  d["vblank"] = t.vblank; d["nusiz0"] = t.nusiz0; d["nusiz1"] = t.nusiz1; d["colup0"] = t.colup0;
+  d["colup1"] = t.colup1; d["colupf"] = t.colupf; d["colubk"] = t.colubk; d["ctrlpf"] = t.ctrlpf;
+  d["prio"] = t.priority_score; d["refp0"] = t.refp0 != 0; d["refp1"] = t.refp1 != 0; d["pf"] = t.pf;
+  d["grp0"] = t.grp0; d["grp1"] = t.grp1; d["dgrp0"] = t.dgrp0; d["dgrp1"] = t.dgrp1;
+  d["enam0"] = t.enam0 != 0; d["enam1"] = t.enam1 != 0; d["enabl"] = t.enabl != 0; d["denabl"] = t.denabl != 0;
+  d["hmp0"] = t.hmp0; d["hmp1"] = t.hmp1; d["hmm0"] = t.hmm0; d["hmm1"] = t.hmm1; d["hmbl"] = t.hmbl;
+  d["vdelp0"] = t.vdelp0 != 0; d["vdelp1"] = t.vdelp1 != 0; d["vdelbl"] = t.vdelbl != 0;
+  d["resmp0"] = t.resmp0 != 0; d["resmp1"] = t.resmp1 != 0; d["collision"] = t.collision;
+  d["posp0"] = t.pos_p0; d["posp1"] = t.pos_p1; d["posm0"] = t.pos_m0; d["posm1"] = t.pos_m1;
+  d["posbl"] = t.pos_bl; d["cgrp0"] = t.current_grp0; d["cgrp1"] = t.current_grp1;
+  d["lasthmove"] = t.last_hmove_clock; d["hmoveblank"] = t.hmove_blank_pending != 0;
+  d["cosmic"] = t.cosmic_ark != 0; d["cosmiccnt"] = t.cosmic_ark_counter; d["dump"] = t.dump_enabled != 0;
+  d["dumpcycle"] = t.dump_disabled_cycle;
+  return d;
+}
+
+py::dict debug_state(const cule::Emulator& e, int env) {
+  const auto& m = e.machine(env);
+  const auto& s = e.state(env);
+  return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
+                  py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
+                  py::arg("pc") = m.cpu.pc, py::arg("a") = m.cpu.a, py::arg("x") = m.cpu.x,
+                  py::arg("y") = m.cpu.y, py::arg("sp") = m.cpu.sp, py::arg("p") = m.cpu.p,
+                  py::arg("timer") = m.riot.timer, py::arg("shift") = m.riot.interval_shift,
+                  py::arg("timer_set") = m.riot.timer_set_cycle,
+                  py::arg("int_read") = m.riot.interrupt_read_cycle,
+                  py::arg("read_after_int") = (bool)m.riot.read_after_interrupt, py::arg("ddra") = m.riot.ddra,
+                  py::arg("mode_error") = (bool)s.mode_error, py::arg("short_frames") = s.short_frames,
+                  py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
+}
+
+// The console: construction, the ALE interface's calls on one environment.
+void bind_console(EmulatorClass& c) {
+  c.def(py::init(&make_emulator), py::arg("image"), py::arg("cart"), py::arg("game"), py::arg("num_envs"),
+        py::arg("ystart"), py::arg("height"), py::arg("hmove_blanks"), py::arg("format"),
+        py::arg("left_paddles"), py::arg("right_paddles"), py::arg("swap_ports"), py::arg("swap_paddles"),
+        py::arg("initial_switches"), py::arg("repeat_action_probability"),
+        py::arg("max_num_frames_per_episode"))
       .def_property_readonly("num_envs", &cule::Emulator::num_envs)
       .def_property_readonly("is_pal", &cule::Emulator::is_pal)
       .def_property_readonly("screen_height", &cule::Emulator::screen_height)
@@ -78,126 +209,47 @@ void bind_emulator(py::module_& m) {
         py::array_t<int32_t> lives(e.num_envs());
         e.observe(screens.mutable_data(), lives.mutable_data());
         return py::make_tuple(screens, lives);
-      }, "(screens [N, H, 160] palette indices, lives [N])")
-      .def("configure_vector", [](cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rgb,
-                                  py::array_t<uint8_t, py::array::c_style> gray, const py::kwargs& settings) {
-        if (rgb.size() != 256 * 3 || gray.size() != 256)
-          throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
-        cule::VectorOptions o;
-        size_t known = 0;
-#define CULE_OPTION(type, name, value, meaning) \
-  if (settings.contains(#name)) o.name = (type)settings[#name].cast<int64_t>(), ++known;
-#include "vector/vector_options.inc"
-#undef CULE_OPTION
-        if (known != settings.size())
-          throw py::type_error("configure_vector: unknown setting among " + py::str(settings.attr("keys")()).cast<std::string>() +
-                               "; the settings are cule._core.vector_options");
-        e.configure_vector(o, rgb.data(), gray.data());
-      }, py::arg("rgb"), py::arg("gray"),
-         "ale-py's PreprocessedEnv settings for every environment, as keywords named in cule._core.vector_options "
-         "(defaults for those left out; see cule.AtariVectorEnv).")
-      .def("vector_run", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
-                            py::array_t<int32_t, py::array::c_style> actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
-                            bool force_reset, int num_threads) {
-        const int count = (int)ids.size();
-        if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != count)
-          throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
-        if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != count))
-          throw std::invalid_argument("seeds (int64) need one entry per reset environment");
-        const int64_t* seed_data = seeds ? seeds->data() : nullptr;
-        py::gil_scoped_release release;
-        e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
-      }, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(), py::arg("force_reset") = false,
-         py::arg("num_threads") = 0,
-         "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
-      .def("gather", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
-                        py::array_t<uint8_t, py::array::c_style> obs,
-                        std::optional<py::array_t<uint8_t, py::array::c_style>> final_obs, const py::args& arrays) {
-        const size_t count = (size_t)ids.size();
-        const size_t bytes = count * e.stacked_bytes();
-        if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
-          throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
-        cule::StepOutputs out{};
-        out.obs = obs.mutable_data();
-        out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
-        size_t k = 0;
-        // One array per output, in the list's order, of its element type already: a converted copy would
-        // take the results.
-#define CULE_TAKE_OUTPUT(type, name, element, field)                                                          \
-  {                                                                                                           \
-    if (k >= arrays.size() || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[k]))           \
-      throw py::type_error("gather's array " + std::to_string(k) + " must be " #name ", a C-contiguous " +     \
-                           py::str(py::dtype::of<element>()).cast<std::string>() +                            \
-                           " array (cule._core.step_outputs, in order)");                                     \
-    auto a = arrays[k++].cast<py::array_t<element, py::array::c_style>>();                                    \
-    if ((size_t)a.size() != count) throw std::invalid_argument(#name " needs one entry per gathered environment"); \
-    out.name = reinterpret_cast<type*>(a.mutable_data());                                                     \
-  }
-        CULE_STEP_OUTPUTS(CULE_TAKE_OUTPUT)
-#undef CULE_TAKE_OUTPUT
-        if (k != arrays.size())
-          throw py::type_error("gather takes " + std::to_string(k) + " output arrays (cule._core.step_outputs), got " +
-                               std::to_string(arrays.size()));
-        py::gil_scoped_release release;
-        e.gather(ids.data(), (int)count, out);
-      }, py::arg("ids"), py::arg("obs"), py::arg("final_obs"),
-         "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
-         "array per output of cule._core.step_outputs, in its order.")
-      .def("results", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids, const py::tuple& obs_shape,
-                         bool same_step) {
-        // gather into fresh arrays made here: one call instead of an allocation per output from Python.
-        const size_t count = (size_t)ids.size();
-        std::vector<py::ssize_t> shape{(py::ssize_t)count};
-        size_t bytes = 1;
-        for (const auto& d : obs_shape) shape.push_back(d.cast<py::ssize_t>()), bytes *= (size_t)shape.back();
-        if (bytes != e.stacked_bytes())
-          throw std::invalid_argument("obs_shape holds " + std::to_string(bytes) + " bytes, an observation " +
-                                      std::to_string(e.stacked_bytes()));
-        py::array_t<uint8_t> obs(shape);
-        std::optional<py::array_t<uint8_t>> final_obs;
-        if (same_step) final_obs.emplace(shape);
-        cule::StepOutputs out{};
-        out.obs = obs.mutable_data();
-        out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
-        py::list arrays;
-#define CULE_MAKE_OUTPUT(type, name, element, field)                  \
-  {                                                                   \
-    py::array_t<element> a((py::ssize_t)count);                       \
-    out.name = reinterpret_cast<type*>(a.mutable_data());             \
-    arrays.append(a);                                                 \
-  }
-        CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
-#undef CULE_MAKE_OUTPUT
-        bool ended = false;
-        {
-          py::gil_scoped_release release;
-          e.gather(ids.data(), (int)count, out);
-          for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
-        }
-        // final_obs only when an episode ended: the host knows at no cost.
-        return py::make_tuple(obs, ended ? py::object(*final_obs) : py::none(), py::tuple(arrays));
-      }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
-         "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
-         "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).")
-      .def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
-           "Bytes of one environment's state (cule/cpp/vector/state_rows.hpp), with or without the sticky-action RNG.")
-      .def("save_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
-                             py::array_t<uint8_t, py::array::c_style> rows, size_t offset, bool with_rng) {
+      }, "(screens [N, H, 160] palette indices, lives [N])");
+}
+
+// The vector env's pipeline: its settings, batched steps and resets, the results.
+void bind_vector(EmulatorClass& c) {
+  c.def("configure_vector", &configure_vector, py::arg("rgb"), py::arg("gray"),
+        "ale-py's PreprocessedEnv settings for every environment, as keywords named in cule._core.vector_options "
+        "(defaults for those left out; see cule.AtariVectorEnv).")
+      .def("vector_run", &vector_run, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(),
+           py::arg("force_reset") = false, py::arg("num_threads") = 0,
+           "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
+      .def("gather", &gather, py::arg("ids"), py::arg("obs"), py::arg("final_obs"),
+           "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
+           "array per output of cule._core.step_outputs, in its order.")
+      .def("results", &results, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
+           "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
+           "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).");
+}
+
+// Environment states: saved rows, restored, forked.
+void bind_states(EmulatorClass& c) {
+  c.def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
+        "Bytes of one environment's state (cule/cpp/vector/state_rows.hpp), with or without the sticky-action RNG.")
+      .def("save_states", [](cule::Emulator& e, Ids ids, Bytes rows, size_t offset, bool with_rng) {
         state_rows(e, ids, rows, offset, with_rng, true);
       }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
          "Copies the listed environments' states into rows [count, row_bytes], each from byte `offset` on.")
-      .def("load_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> ids,
-                             py::array_t<uint8_t, py::array::c_style> rows, size_t offset, bool with_rng) {
+      .def("load_states", [](cule::Emulator& e, Ids ids, Bytes rows, size_t offset, bool with_rng) {
         state_rows(e, ids, rows, offset, with_rng, false);
       }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
          "Puts states saved by save_states back into the listed environments.")
-      .def("copy_states", [](cule::Emulator& e, py::array_t<int32_t, py::array::c_style> src,
-                             py::array_t<int32_t, py::array::c_style> dst, bool with_rng) {
+      .def("copy_states", [](cule::Emulator& e, Ids src, Ids dst, bool with_rng) {
         if (src.ndim() != 1 || dst.ndim() != 1 || src.size() != dst.size())
           throw std::invalid_argument("src and dst (int32) need one entry per fork");
         e.copy_states(src.data(), dst.data(), (int)src.size(), with_rng);
-      }, py::arg("src"), py::arg("dst"), py::arg("with_rng"), "Copies environment src[i]'s state onto dst[i].")
-      .def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
+      }, py::arg("src"), py::arg("dst"), py::arg("with_rng"), "Copies environment src[i]'s state onto dst[i].");
+}
+
+// What device backends build their copy of the batch from.
+void bind_device_layout(EmulatorClass& c) {
+  c.def_property_readonly("stacked_bytes", &cule::Emulator::stacked_bytes)
       .def_property_readonly("cart", [](const cule::Emulator& e) { return cart_name(e.cart()); })
       .def("arrays", [](py::object self) {
         auto& e = self.cast<cule::Emulator&>();
@@ -221,8 +273,12 @@ void bind_emulator(py::module_& m) {
            py::arg("accesses_per_env"),
            "The arrays only device batches have (the render log, render_log.hpp, turned on by this call, and the "
            "reset list): bytes by name, which batch_view() then expects addresses for.")
-      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
-      .def("game_over", &cule::Emulator::game_over, py::arg("env"))
+      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"));
+}
+
+// One environment's inner state, for tests and debugging.
+void bind_inspection(EmulatorClass& c) {
+  c.def("game_over", &cule::Emulator::game_over, py::arg("env"))
       .def("lives", &cule::Emulator::lives, py::arg("env"))
       .def("ram", [](const cule::Emulator& e, int env) {
         return py::array_t<uint8_t>(128, e.machine(env).riot.ram);
@@ -242,42 +298,20 @@ void bind_emulator(py::module_& m) {
         const auto& s = e.state(env);
         return py::make_tuple(s.frame_number, s.episode_frame_number);
       }, py::arg("env"), "(frame_number, episode_frame_number)")
-      .def("tia_state", [](const cule::Emulator& e, int env) {
-        const auto& t = e.machine(env).tia;
-        py::dict d;
-        d["F"] = t.frame_start_clock; d["startdisp"] = t.start_display_clock; d["stopdisp"] = t.stop_display_clock;
-        d["lastupd"] = t.last_update_clock; d["toend"] = t.clocks_to_end_of_line;
-        d["sc_last"] = t.scanline_count_last_frame; d["cur_sc"] = t.current_scanline;
-        d["vsyncfin"] = t.vsync_finish_clock; d["enabled"] = t.enabled_objects; d["vsync"] = t.vsync;
-        d["vblank"] = t.vblank; d["nusiz0"] = t.nusiz0; d["nusiz1"] = t.nusiz1; d["colup0"] = t.colup0;
-        d["colup1"] = t.colup1; d["colupf"] = t.colupf; d["colubk"] = t.colubk; d["ctrlpf"] = t.ctrlpf;
-        d["prio"] = t.priority_score; d["refp0"] = t.refp0 != 0; d["refp1"] = t.refp1 != 0; d["pf"] = t.pf;
-        d["grp0"] = t.grp0; d["grp1"] = t.grp1; d["dgrp0"] = t.dgrp0; d["dgrp1"] = t.dgrp1;
-        d["enam0"] = t.enam0 != 0; d["enam1"] = t.enam1 != 0; d["enabl"] = t.enabl != 0; d["denabl"] = t.denabl != 0;
-        d["hmp0"] = t.hmp0; d["hmp1"] = t.hmp1; d["hmm0"] = t.hmm0; d["hmm1"] = t.hmm1; d["hmbl"] = t.hmbl;
-        d["vdelp0"] = t.vdelp0 != 0; d["vdelp1"] = t.vdelp1 != 0; d["vdelbl"] = t.vdelbl != 0;
-        d["resmp0"] = t.resmp0 != 0; d["resmp1"] = t.resmp1 != 0; d["collision"] = t.collision;
-        d["posp0"] = t.pos_p0; d["posp1"] = t.pos_p1; d["posm0"] = t.pos_m0; d["posm1"] = t.pos_m1;
-        d["posbl"] = t.pos_bl; d["cgrp0"] = t.current_grp0; d["cgrp1"] = t.current_grp1;
-        d["lasthmove"] = t.last_hmove_clock; d["hmoveblank"] = t.hmove_blank_pending != 0;
-        d["cosmic"] = t.cosmic_ark != 0; d["cosmiccnt"] = t.cosmic_ark_counter; d["dump"] = t.dump_enabled != 0;
-        d["dumpcycle"] = t.dump_disabled_cycle;
-        return d;
-      }, py::arg("env"), "The TIA's registers, named as in Stella's TIA::save (for debugging).")
-      .def("debug", [](const cule::Emulator& e, int env) {
-        const auto& m = e.machine(env);
-        const auto& s = e.state(env);
-        return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
-                        py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
-                        py::arg("pc") = m.cpu.pc, py::arg("a") = m.cpu.a, py::arg("x") = m.cpu.x,
-                        py::arg("y") = m.cpu.y, py::arg("sp") = m.cpu.sp, py::arg("p") = m.cpu.p,
-                        py::arg("timer") = m.riot.timer, py::arg("shift") = m.riot.interval_shift,
-                        py::arg("timer_set") = m.riot.timer_set_cycle,
-                        py::arg("int_read") = m.riot.interrupt_read_cycle,
-                        py::arg("read_after_int") = (bool)m.riot.read_after_interrupt, py::arg("ddra") = m.riot.ddra,
-                        py::arg("mode_error") = (bool)s.mode_error, py::arg("short_frames") = s.short_frames,
-                        py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
-      }, py::arg("env"));
+      .def("tia_state", &tia_state, py::arg("env"),
+           "The TIA's registers, named as in Stella's TIA::save (for debugging).")
+      .def("debug", &debug_state, py::arg("env"));
+}
+
+}  // namespace
+
+void bind_emulator(py::module_& m) {
+  EmulatorClass c(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).");
+  bind_console(c);
+  bind_vector(c);
+  bind_states(c);
+  bind_device_layout(c);
+  bind_inspection(c);
 }
 
 }  // namespace cule::bindings
