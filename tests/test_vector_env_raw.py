@@ -120,7 +120,7 @@ def test_vector_settings_are_declared_once_with_ale_py_defaults(monkeypatch):
 
 def test_step_outputs_are_declared_once_and_checked():
     """cule._core.step_outputs (CULE_STEP_OUTPUTS in cule/cpp/vector/vector.hpp) names what a gather fills and what
-    a step returns; a result array of another dtype is refused, not silently converted into a copy."""
+    a step returns, in that order and of those dtypes; an observation shape of the wrong size is refused."""
     env = cule.AtariVectorEnv("pong", 2)
     obs, info = env.reset(seed=3)
     out = env.step(torch.zeros(2, dtype=torch.long))
@@ -131,15 +131,9 @@ def test_step_outputs_are_declared_once_and_checked():
         value = returned.get(name, out[4].get(name))
         assert value.numpy().dtype == dtype and value.shape == (2,), name
     ids = np.arange(2, dtype=np.int32)
-    arrays = [np.empty(2, dtype) for dtype in cule._core.step_outputs.values()]
-    frames = np.empty((2, 4, 84, 84), np.uint8)
-    env.emulator.gather(ids, frames, None, *arrays)
-    assert np.array_equal(frames, out[0].numpy()) and arrays[4].tolist() == out[4]["frame_number"].tolist()
-    for k, name in ((0, "rewards"), (1, "terminated")):
-        wrong = arrays[:k] + [np.empty(2, np.int64)] + arrays[k + 1:]
-        with pytest.raises(TypeError, match=f"must be {name}, a C-contiguous"):
-            env.emulator.gather(ids, frames, None, *wrong)
-    with pytest.raises(TypeError, match="must be episode_frame_number"):
-        env.emulator.gather(ids, frames, None, *arrays[:5])
-    with pytest.raises(TypeError, match="gather takes 6 output arrays"):
-        env.emulator.gather(ids, frames, None, *arrays, arrays[0])
+    frames, final, arrays = env.emulator.results(ids, (4, 84, 84), False)
+    assert np.array_equal(frames, out[0].numpy()) and final is None
+    assert [a.dtype for a in arrays] == list(cule._core.step_outputs.values())
+    assert arrays[4].tolist() == out[4]["frame_number"].tolist()
+    with pytest.raises(ValueError, match="obs_shape holds 27888 bytes, an observation 28224"):
+        env.emulator.results(ids, (4, 84, 83), False)

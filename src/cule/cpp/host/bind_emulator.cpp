@@ -86,37 +86,8 @@ void vector_run(cule::Emulator& e, Ids ids, Ids actions, std::optional<py::array
   e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
 }
 
-void gather(cule::Emulator& e, Ids ids, Bytes obs, std::optional<Bytes> final_obs, const py::args& arrays) {
-  const size_t count = (size_t)ids.size();
-  const size_t bytes = count * e.stacked_bytes();
-  if ((size_t)obs.size() != bytes || (final_obs && (size_t)final_obs->size() != bytes))
-    throw std::invalid_argument("obs/final_obs must hold count x stack x height x width (x 3) bytes");
-  cule::StepOutputs out{};
-  out.obs = obs.mutable_data();
-  out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
-  size_t k = 0;
-  // One array per output, in the list's order, of its element type already: a converted copy would
-  // take the results.
-#define CULE_TAKE_OUTPUT(type, name, element, field)                                                          \
-  {                                                                                                           \
-    if (k >= arrays.size() || !py::isinstance<py::array_t<element, py::array::c_style>>(arrays[k]))           \
-      throw py::type_error("gather's array " + std::to_string(k) + " must be " #name ", a C-contiguous " +     \
-                           py::str(py::dtype::of<element>()).cast<std::string>() +                            \
-                           " array (cule._core.step_outputs, in order)");                                     \
-    auto a = arrays[k++].cast<py::array_t<element, py::array::c_style>>();                                    \
-    if ((size_t)a.size() != count) throw std::invalid_argument(#name " needs one entry per gathered environment"); \
-    out.name = reinterpret_cast<type*>(a.mutable_data());                                                     \
-  }
-  CULE_STEP_OUTPUTS(CULE_TAKE_OUTPUT)
-#undef CULE_TAKE_OUTPUT
-  if (k != arrays.size())
-    throw py::type_error("gather takes " + std::to_string(k) + " output arrays (cule._core.step_outputs), got " +
-                         std::to_string(arrays.size()));
-  py::gil_scoped_release release;
-  e.gather(ids.data(), (int)count, out);
-}
-
-// gather into fresh arrays made here: one call instead of an allocation per output from Python.
+// The listed environments' results in arrays made here: one call instead of an allocation per output from
+// Python.
 py::tuple results(cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step) {
   const size_t count = (size_t)ids.size();
   std::vector<py::ssize_t> shape{(py::ssize_t)count};
@@ -220,9 +191,6 @@ void bind_vector(EmulatorClass& c) {
       .def("vector_run", &vector_run, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(),
            py::arg("force_reset") = false, py::arg("num_threads") = 0,
            "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
-      .def("gather", &gather, py::arg("ids"), py::arg("obs"), py::arg("final_obs"),
-           "Writes the listed environments' latest results, in that order, into obs, final_obs (or None) and one "
-           "array per output of cule._core.step_outputs, in its order.")
       .def("results", &results, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
            "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
            "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).");
