@@ -216,7 +216,7 @@ class AtariVectorEnv(VectorEnv):
         self.backend = backends.create(self.emulator, self.device, backends.BackendSettings(
             action_set=self.action_set, obs_shape=self.single_observation_space.shape, frameskip=self.frameskip,
             num_threads=self.num_threads, background=self.batch_size != self.num_envs,
-            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit))
+            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit, gymnasium=_gymnasium))
 
     # ---- construction: the steps of __init__, in its order
 

@@ -107,6 +107,7 @@ class BackendSettings:
     # its launch geometry assumes.
     shim: bool | int = False
     game_unit: str = ""         # the game unit the NVRTC kernels are compiled for
+    gymnasium: bool = False     # the step policy NVRTC compiles into the kernels (the emulator's vector option)
 
 
 def create(emulator, device: torch.device, settings: BackendSettings) -> Backend:
@@ -116,7 +117,8 @@ def create(emulator, device: torch.device, settings: BackendSettings) -> Backend
     if device.type == "cuda" or s.shim:
         from . import cuda
         launcher = (cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
-                    if s.shim and device.type == "cpu" else cuda.NvrtcLauncher(emulator.cart, s.game_unit, device))
+                    if s.shim and device.type == "cpu"
+                    else cuda.NvrtcLauncher(emulator.cart, s.game_unit, device, s.gymnasium))
         return cuda.CudaBackend(emulator, device, launcher, action_set=s.action_set, obs_shape=s.obs_shape,
                                 frameskip=s.frameskip, start_cache=s.start_cache)
     from .cpu import CpuBackend

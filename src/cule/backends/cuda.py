@@ -62,11 +62,12 @@ def check_cuda(device: torch.device) -> None:
                                    "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
 
 
-def compile_kernels(cart: str, game: str, device_index: int = 0):
-    """The kernels (KERNELS) for one mapper and game, compiled by NVRTC (or read from CuPy's disk cache)."""
+def compile_kernels(cart: str, game: str, device_index: int = 0, gymnasium: bool = False):
+    """The kernels (KERNELS) for one mapper, game and step policy (the vector env's `gymnasium` option),
+    compiled by NVRTC (or read from CuPy's disk cache)."""
     import cupy
 
-    options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game))
+    options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game, gymnasium))
     with cupy.cuda.Device(device_index):
         module = cupy.RawModule(code=kernel_source(), options=options, backend="nvrtc")
         return tuple(module.get_function(name) for name in KERNELS)
@@ -111,17 +112,17 @@ def whole_warps(count: int) -> Geometry:
 
 
 class NvrtcLauncher:
-    """The kernels compiled by NVRTC for one ROM, launched on torch's current stream.
+    """The kernels compiled by NVRTC for one ROM and step policy, launched on torch's current stream.
 
     ``launch(kernel, geometry, args)``: kernel<<<geometry>>>(args); ``args``
     are ints, pointers as device addresses, as KERNELS' signatures take them
     (cule/kernels/kernels.cu).
     """
 
-    def __init__(self, cart: str, game: str, device: torch.device):
+    def __init__(self, cart: str, game: str, device: torch.device, gymnasium: bool = False):
         self.device = device
         self.sms = torch.cuda.get_device_properties(device).multi_processor_count
-        self._kernels = dict(zip(KERNELS, compile_kernels(cart, game, device.index or 0)))
+        self._kernels = dict(zip(KERNELS, compile_kernels(cart, game, device.index or 0, gymnasium)))
 
     def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
         import cupy

@@ -14,9 +14,15 @@ def game_type(game: str) -> str:
     raise ValueError(f"no game unit for {game!r}: see cule.list_games()")
 
 
-def build_defines(cart: str, game: str) -> list[str]:
-    """The -D options that build kernels.cu for one mapper and one game."""
-    return [f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>"]
+def build_defines(cart: str, game: str, gymnasium: bool = False) -> list[str]:
+    """The -D options that build kernels.cu for one mapper, one game and one step policy.
+
+    The step policy is the vector env's `gymnasium` option (cule.make sets it): gymnasium's AtariEnv steps
+    (cule/cpp/vector/vector.hpp GymnasiumStep), else ale-py's vector env's (VectorEnvStep).
+    """
+    step = "GymnasiumStep" if gymnasium else "VectorEnvStep"
+    return [f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>",
+            f"-DCULE_STEP=cule::{step}"]
 
 
 def kernel_source() -> str:

@@ -2,16 +2,17 @@
 
 --precompile compiles the kernels of the named games (or "all") with NVRTC
 into CuPy's disk cache, several at a time, so that the first
-``AtariVectorEnv(game, n, device="cuda")`` does not wait ~40 s per game.
-Needs a GPU and cupy (the cache is per architecture).
+``AtariVectorEnv(game, n, device="cuda")`` does not wait ~40 s per game;
+with ``--gymnasium``, for ``cule.make``'s envs (their step policy is compiled
+in). Needs a GPU and cupy (the cache is per architecture).
 
 --report:
 
 For each architecture (default sm_70, sm_75, sm_80, sm_90) and kernel (cule_run,
 cule_render, cule_reset, cule_gather), the registers per thread, spill
 stores and loads (bytes) and stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
-CUDA backend builds them at run time: for one mapper and one game
-(``--cart``, ``--game``). Exits non-zero on a compile error, so CI can use it
+CUDA backend builds them at run time: for one mapper, one game and one step
+policy (``--cart``, ``--game``, ``--gymnasium``). Exits non-zero on a compile error, so CI can use it
 as the kernels' compile check. Needs nvcc (the CUDA toolkit), not a GPU.
 
     python -m cule.kernels --report
@@ -37,11 +38,11 @@ _USED = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
-def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[dict]:
+def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc", gymnasium: bool = False) -> list[dict]:
     """Runs nvcc -Xptxas -v for one architecture; returns one dict per kernel."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-Xptxas", "-v", "-c", str(KERNEL_SOURCE), f"-I{CORE_HEADERS}",
-               *build_defines(cart, game), "-o", str(Path(tmp) / "kernels.o")]
+               *build_defines(cart, game, gymnasium), "-o", str(Path(tmp) / "kernels.o")]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
@@ -73,7 +74,7 @@ def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc") -> list[
     return rows
 
 
-def precompile(games: list[str], jobs: int) -> None:
+def precompile(games: list[str], jobs: int, gymnasium: bool = False) -> None:
     """Fills CuPy's kernel cache for `games`, `jobs` NVRTC compiles at a time (one process each)."""
     import concurrent.futures
 
@@ -81,11 +82,12 @@ def precompile(games: list[str], jobs: int) -> None:
 
     games = cule.list_games() if games == ["all"] else games
     code = ("import sys; from cule.backends.cuda import compile_kernels; from cule.roms import load_rom; "
-            "compile_kernels(load_rom(sys.argv[1]).bankswitch, sys.argv[1])")
+            "compile_kernels(load_rom(sys.argv[1]).bankswitch, sys.argv[1], gymnasium=sys.argv[2] == '1')")
 
     def one(game: str) -> tuple[str, float, subprocess.CompletedProcess]:
         t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", code, game], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", code, game, "1" if gymnasium else "0"], capture_output=True,
+                              text=True)
         return game, time.perf_counter() - t0, done
 
     t0, failed = time.perf_counter(), []
@@ -112,21 +114,24 @@ def main() -> None:
                              "as such, not an error)")
     parser.add_argument("--cart", default="2K", help="mapper the kernels are built for (2K 4K F8 F6 F8SC F6SC E0 FE DPC)")
     parser.add_argument("--game", default="pong", help="ALE game id the kernels are built for")
+    parser.add_argument("--gymnasium", action="store_true",
+                        help="build the kernels for cule.make's gymnasium steps (the step policy compiled in; "
+                             "AtariVectorEnv's steps by default)")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
     args = parser.parse_args()
     if args.precompile:
-        return precompile(args.precompile, max(1, args.jobs))
+        return precompile(args.precompile, max(1, args.jobs), args.gymnasium)
     if not args.report:
         parser.error("nothing to do: pass --report or --precompile")
     if not shutil.which(args.nvcc):
         raise SystemExit("nvcc not found: install the CUDA toolkit (only this report needs it; "
                          "device='cuda' compiles with NVRTC through CuPy)")
-    print(f"kernels.cu for mapper {args.cart}, game {args.game}")
+    print(f"kernels.cu for mapper {args.cart}, game {args.game}, {'gymnasium' if args.gymnasium else 'vector env'} steps")
     print(f"{'arch':6s} {'kernel':12s} {'registers':>9s} {'spill st':>9s} {'spill ld':>9s} {'stack B':>8s} "
           f"{'out-of-line fns: spill st/ld, stack':>36s} {'nvcc s':>7s}")
     spills = False
     for arch in args.arch:
-        for r in compile_report(arch, args.cart, args.game, args.nvcc):
+        for r in compile_report(arch, args.cart, args.game, args.nvcc, args.gymnasium):
             if r.get("unsupported"):
                 print(f"{arch:6s} not supported by this nvcc ({args.nvcc}); not compiled")
                 continue

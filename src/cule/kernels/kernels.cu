@@ -4,6 +4,7 @@
 //
 // Built per ROM by NVRTC (cule/backends/cuda.py) with
 //   -DCULE_CART=cule::Cart2K -DCULE_GAMES=cule::OneGame<cule::games::Pong>
+//   -DCULE_STEP=cule::VectorEnvStep
 // and, for the tests, compiled for the host by shim.hpp, which defines
 // CULE_KERNEL, blockIdx, threadIdx and blockDim and includes this file once
 // per mapper. Include the core headers before this file.
@@ -33,6 +34,20 @@
 #ifndef CULE_GAMES
 #define CULE_GAMES cule::Games
 #endif
+
+// The step policy (vector.hpp), handed to f as with_step_policy does. NVRTC
+// builds the kernels for the batch's policy, as for its mapper and game
+// (CULE_STEP, from the `gymnasium` option): the state update is compiled
+// once. Without the define (the launch shim) both are compiled, and the
+// batch's option picks one at the kernel's entry, for the whole launch.
+template <class F>
+CULE_HD void with_batch_step(const cule::BatchView& batch, F&& f) {
+#ifdef CULE_STEP
+  f(CULE_STEP{});
+#else
+  cule::with_step_policy(batch.opt, f);
+#endif
+}
 
 // A step is four launches on one stream, each one thread per environment
 // (the state update and the resets on working copies of the environment's
@@ -80,7 +95,9 @@ CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t c
   if (i < 0 || i >= count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
   cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i], slot};
-  (*env).run(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
+  with_batch_step(*batch, [&](auto step) {
+    (*env).template run<decltype(step)>(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
+  });
 }
 
 // The render pass over the same environments: those whose step recorded
@@ -98,7 +115,7 @@ CULE_KERNEL cule_reset(const cule::BatchView* batch, int32_t per_warp) {
   if (i < 0 || i >= *batch->reset_count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
   cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, batch->reset_list[i], slot};
-  (*env).end_episode();
+  with_batch_step(*batch, [&](auto step) { (*env).template end_episode<decltype(step)>(); });
 }
 
 // The listed environments' observations (stacked, oldest first), rewards,

@@ -119,23 +119,38 @@ struct AleEnv {
     return s.game.reward;
   }
 
-  // One step of ale-py's vector env (PreprocessedEnv::step): `frameskip` ALE
-  // acts, stopping early when the episode ends; capture(k, screen) receives
-  // the palette indices of the step's last frame (k = 0) and the one before
-  // (k = 1), unless the loop stopped before them, so an episode's last
-  // observation can be built from older frames, as in ale-py. Frames nobody
-  // captures are not drawn. Returns the summed reward.
+  // One step of the vector env, `frameskip` ALE acts, as the step policy
+  // `Step` (vector.hpp) has it. capture(k, screen) receives the palette
+  // indices of the step's last frame (k = 0) and the one before (k = 1);
+  // frames nobody captures are not drawn. Returns the summed reward.
   //
-  // With `gymnasium` set it is instead gymnasium's AtariEnv.step: all
-  // `frameskip` acts run (ALE's act emulates nothing once the game is over),
-  // the last frame is the observation (captured as both), and truncation is
-  // ALE's own frame limit.
-  template <class Capture>
-  CULE_PHASE int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life, bool gymnasium,
-                          Capture&& capture, bool& over, bool& truncated, bool& life_lost) {
+  // VectorEnvStep, ale-py's vector env (PreprocessedEnv::step): the acts stop
+  // early when the episode ends, and the captures are those of the frames
+  // the loop reached, so an episode's last observation can be built from
+  // older frames, as in ale-py.
+  //
+  // GymnasiumStep, gymnasium's AtariEnv.step: all `frameskip` acts run
+  // (ALE's act emulates nothing once the game is over), the last frame is
+  // the observation (captured as both), and truncation is ALE's own frame
+  // limit.
+  template <class Step, class Capture>
+  CULE_PHASE int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life,
+                             Capture&& capture, bool& over, bool& truncated, bool& life_lost) {
     int reward = 0;
     over = truncated = life_lost = false;
-    if (gymnasium) {
+    if constexpr (Step::kStopsAtEpisodeEnd) {
+      for (int skip_id = frameskip; skip_id > 0; --skip_id) {
+        draw = s.draw_all || skip_id <= 2;
+        reward += act(action, kPlayerBNoop);
+        over = game_over();
+        ++s.elapsed_steps;
+        truncated = s.elapsed_steps >= max_episode_steps;
+        const int lives_now = Games::lives(cfg.game, s.game);
+        life_lost = lives_now < s.lives && lives_now > 0;
+        if (over || truncated || (episodic_life && life_lost)) break;
+        if (skip_id <= 2) capture(skip_id - 1, (const uint8_t*)console::current_buffer(m, buffers));
+      }
+    } else {
       for (int skip_id = frameskip; skip_id > 0; --skip_id) {
         draw = s.draw_all || skip_id == 1;
         reward += act(action, kPlayerBNoop);
@@ -145,20 +160,6 @@ struct AleEnv {
       const uint8_t* screen = console::current_buffer(m, buffers);
       capture(0, screen);
       capture(1, screen);
-      draw = true;
-      s.lives = Games::lives(cfg.game, s.game);
-      return reward;
-    }
-    for (int skip_id = frameskip; skip_id > 0; --skip_id) {
-      draw = s.draw_all || skip_id <= 2;
-      reward += act(action, kPlayerBNoop);
-      over = game_over();
-      ++s.elapsed_steps;
-      truncated = s.elapsed_steps >= max_episode_steps;
-      const int lives_now = Games::lives(cfg.game, s.game);
-      life_lost = lives_now < s.lives && lives_now > 0;
-      if (over || truncated || (episodic_life && life_lost)) break;
-      if (skip_id <= 2) capture(skip_id - 1, (const uint8_t*)console::current_buffer(m, buffers));
     }
     draw = true;
     s.lives = Games::lives(cfg.game, s.game);

@@ -234,13 +234,17 @@ class BasicEmulator {
   // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
   // actions are ALE action ids; seeds (one per listed environment, or null)
   // are used by forced resets, < 0 keeping the environment's console and RNGs.
+  // The step policy (vector.hpp) is picked once, for the whole batch.
   void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
                   int num_threads) {
     for (int i = 0; i < count; ++i) check(ids[i]);
     if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
     const BatchView b = view();
-    parallel_for(num_threads, count, [&](int i) {
-      ops_.run(b, ids[i], actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
+    with_step_policy(b.opt, [&](auto step) {
+      const MapperOps::Run run = ops_.run(step);
+      parallel_for(num_threads, count, [&](int i) {
+        run(b, ids[i], actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
+      });
     });
   }
 

@@ -31,14 +31,20 @@ struct MapperOps {
   // The Console constructor: fills `power_on` and rom.tia (NTSC, or PAL
   // after detection); returns whether the ROM runs as PAL.
   bool (*power_on)(Machine& power_on, RomView& rom, const RomSettings& settings, const Controls& idle);
-  // EnvVectorizer::execute_env (VectorEnv::run).
-  void (*run)(const BatchView& b, int env, int action, int64_t seed, bool force_reset);
+  // EnvVectorizer::execute_env (VectorEnv::run), compiled once per step
+  // policy (vector.hpp); run(step) names the one for a policy.
+  using Run = void (*)(const BatchView& b, int env, int action, int64_t seed, bool force_reset);
+  Run run_vector_env;
+  Run run_gymnasium;
   // ALEInterface's single-environment calls (tests, debugging, start states).
   void (*load)(const BatchView& b, int env, uint32_t seed, int mode, int difficulty);
   void (*set_mode)(const BatchView& b, int env, int mode, int difficulty);
   void (*reset_game)(const BatchView& b, int env);
   int (*act)(const BatchView& b, int env, int action_a, int action_b, bool draw);
   void (*ale_reset)(const BatchView& b, int env, int noops);
+
+  Run run(VectorEnvStep) const { return run_vector_env; }
+  Run run(GymnasiumStep) const { return run_gymnasium; }
 };
 
 // Defined in mapper_unit.hpp; instantiated for Games by each mapper's unit.

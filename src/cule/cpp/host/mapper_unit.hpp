@@ -33,9 +33,10 @@ struct MapperUnit {
     console::system_reset<Cart>(machine, rom, config, nullptr);
     return pal;
   }
+  template <class Step>
   static void run(const BatchView& b, int env, int action, int64_t seed, bool force_reset) {
     Env copy{b, env};
-    (*copy).run(action, seed, force_reset);
+    (*copy).template run<Step>(action, seed, force_reset);
   }
   static void load(const BatchView& b, int env, uint32_t seed, int mode, int difficulty) {
     Env copy{b, env};
@@ -62,8 +63,15 @@ struct MapperUnit {
 template <class Cart, class GameSet>
 const MapperOps& ops_of() {
   using U = MapperUnit<Cart, GameSet>;
-  static const MapperOps ops{Cart::kRomBytes, &U::power_on, &U::run,   &U::load,
-                             &U::set_mode,    &U::reset_game, &U::act, &U::ale_reset};
+  static const MapperOps ops{Cart::kRomBytes,
+                             &U::power_on,
+                             &U::template run<VectorEnvStep>,
+                             &U::template run<GymnasiumStep>,
+                             &U::load,
+                             &U::set_mode,
+                             &U::reset_game,
+                             &U::act,
+                             &U::ale_reset};
   return ops;
 }
 

@@ -56,6 +56,65 @@ struct StepOutputs {
   uint8_t* final_obs;
 };
 
+// The step policies: how a step goes and when an episode ends, as ale-py's
+// vector env or gymnasium's AtariEnv (cule.make) has it. A batch steps all
+// its environments under one policy, as it runs one mapper, and a step's
+// code is compiled for it (AleEnv::vector_step and VectorEnv's run, step and
+// end_episode take it as a template argument). The CUDA backend builds its
+// kernels for the batch's policy (kernels.cu, CULE_STEP); the CPU backend
+// and the launch shim read the `gymnasium` option once per batch step
+// (with_step_policy). No environment tests the option.
+//
+// ale-py's vector env: PreprocessedEnv::step, is_episode_over, write_to.
+struct VectorEnvStep {
+  // The frameskip loop stops when the episode ends inside it (game over, the
+  // step limit max_episode_steps, a lost life with episodic_life); the
+  // observation is made of the last two frames the loop reached.
+  static constexpr bool kStopsAtEpisodeEnd = true;
+  // The frames a step shows are frames it emulated: the CUDA backend may
+  // record them and leave their drawing to cule_render.
+  static constexpr bool kRecords = true;
+
+  CULE_HD static bool episode_over(const VectorState& v, const EnvState& s, const VectorOptions& o) {
+    return v.game_over || s.elapsed_steps >= o.max_episode_steps || (o.episodic_life && v.life_lost);
+  }
+  // The step's terminated and truncated outputs.
+  CULE_HD static void end_flags(const VectorState& v, const EnvState& s, const VectorOptions& o, EnvResult& r) {
+    r.terminated = v.game_over || ((o.life_loss_info || o.episodic_life) && v.life_lost);
+    r.truncated = s.elapsed_steps >= o.max_episode_steps && !r.terminated;
+  }
+};
+
+// gymnasium's AtariEnv.step: ALE's game over and frame limit end an episode,
+// nothing else.
+struct GymnasiumStep {
+  // All `frameskip` acts run, and the observation is the last frame ALE
+  // emulated: when the game ended inside the step, that frame came before
+  // the step's last and was not drawn, so the step runs again drawing all.
+  static constexpr bool kStopsAtEpisodeEnd = false;
+  // The frame shown may be from before the step: drawn inline.
+  static constexpr bool kRecords = false;
+
+  CULE_HD static bool episode_over(const VectorState& v, const EnvState&, const VectorOptions&) {
+    return v.game_over || v.truncated;
+  }
+  CULE_HD static void end_flags(const VectorState& v, const EnvState&, const VectorOptions&, EnvResult& r) {
+    r.terminated = v.game_over;
+    r.truncated = v.truncated;
+  }
+};
+
+// The policy the `gymnasium` option names, handed to f as an empty value:
+// f(GymnasiumStep{}) or f(VectorEnvStep{}). The one place the option is read.
+template <class F>
+CULE_HD void with_step_policy(const VectorOptions& o, F&& f) {
+  if (o.gymnasium) {
+    f(GymnasiumStep{});
+  } else {
+    f(VectorEnvStep{});
+  }
+}
+
 // std::uniform_int_distribution<int>(0, range - 1) over std::mt19937 as
 // libstdc++ (GCC 11+) draws it: Lemire's multiply-shift with rejection.
 CULE_HD uint32_t uniform_below(const MtStream& g, uint32_t range) {
@@ -340,6 +399,7 @@ struct VectorEnv : EnvFrames {
   // draws every frame from then on. With a render log (the CUDA backend) the
   // frames are recorded instead, and cule_render draws and processes them;
   // a step that does not fit the log runs again drawing as it goes.
+  template <class Step>
   CULE_PHASE void step(int action) {
     b.saved_machines.store(env, m);
     b.saved_envs.store(env, s);
@@ -355,17 +415,16 @@ struct VectorEnv : EnvFrames {
       saved_rng().copy_to(rng(), rng_whole);
     };
     const VectorOptions& o = b.opt;
-    // gymnasium steps may show a frame from before the step: drawn inline.
     FrameRecorder rec = recorder();
     AleEnv<Cart, Games> e = ale(true);
-    e.recorder = b.logs && !o.gymnasium ? &rec : nullptr;
+    e.recorder = b.logs && Step::kRecords ? &rec : nullptr;
     if (e.recorder) rec.clear();
     Captures capture{*this, e.recorder};
     bool over, trunc, lost, again = false, short_first = false;
     int reward;
     for (;;) {
-      reward = e.vector_step(action, o.frameskip, o.max_episode_steps, o.episodic_life, o.gymnasium, capture, over,
-                             trunc, lost);
+      reward = e.template vector_step<Step>(action, o.frameskip, o.max_episode_steps, o.episodic_life, capture, over,
+                                            trunc, lost);
       if (e.recorder && rec.log->overflow) {  // from the start, drawing
         e.recorder = capture.recorder = nullptr;
         capture.restart();
@@ -375,9 +434,9 @@ struct VectorEnv : EnvFrames {
       }
       if (again) break;
       const bool short_frame = s.short_frames != short_frames_before;
-      // gymnasium shows the last frame ALE emulated, which is not the step's
-      // last when the episode ended inside it.
-      const bool ended_early = o.gymnasium && (over || trunc);
+      // Without the early stop the step shows the last frame ALE emulated,
+      // which is not the step's last when the episode ended inside it.
+      const bool ended_early = !Step::kStopsAtEpisodeEnd && (over || trunc);
       if (draw_all_before || !(short_frame || ended_early)) break;
       again = true;
       short_first = short_frame;
@@ -407,24 +466,18 @@ struct VectorEnv : EnvFrames {
   }
 
   // PreprocessedEnv::is_episode_over.
+  template <class Step>
   CULE_HD bool episode_over() const {
-    const VectorState& v = vstate();
-    if (b.opt.gymnasium) return v.game_over || v.truncated;
-    return v.game_over || s.elapsed_steps >= b.opt.max_episode_steps || (b.opt.episodic_life && v.life_lost);
+    return Step::episode_over(vstate(), s, b.opt);
   }
 
   // PreprocessedEnv::write_to, minus the stack (gather linearizes it).
+  template <class Step>
   CULE_HD void write_result() const {
     const VectorState& v = vstate();
     EnvResult& r = b.results[env];
     r.reward = v.reward;
-    if (b.opt.gymnasium) {
-      r.terminated = v.game_over;
-      r.truncated = v.truncated;
-    } else {
-      r.terminated = v.game_over || ((b.opt.life_loss_info || b.opt.episodic_life) && v.life_lost);
-      r.truncated = s.elapsed_steps >= b.opt.max_episode_steps && !r.terminated;
-    }
+    Step::end_flags(v, s, b.opt, r);
     r.lives = s.lives;
     r.frame_number = s.frame_number;
     r.episode_frame_number = s.episode_frame_number;
@@ -436,39 +489,41 @@ struct VectorEnv : EnvFrames {
   // backend) an episode's reset is left to cule_reset: the environment is
   // appended to the list, and the resets run packed together in warps of
   // their own instead of stalling the warps of stepping environments.
+  template <class Step>
   CULE_PHASE void run(int action, int64_t seed, bool force_reset) {
     if (force_reset) {
       reset(seed);
-      write_result();
+      write_result<Step>();
       return;
     }
-    const bool stepping = b.opt.same_step || !episode_over();
+    const bool stepping = b.opt.same_step || !episode_over<Step>();
     if (stepping) {
-      step(action);
-      write_result();
-      if (!b.opt.same_step || !episode_over()) return;
+      step<Step>(action);
+      write_result<Step>();
+      if (!b.opt.same_step || !episode_over<Step>()) return;
     }
     if (b.reset_list) {
       b.reset_list[claim_slot(b.reset_count)] = env;
     } else {
       if (b.logs) render();  // SameStep keeps the step's stack: draw it first
-      end_episode();
+      end_episode<Step>();
     }
   }
 
   // The reset after an episode (NextStep: in place of a step; SameStep:
   // after the step that ended it, keeping its reward and flags and its last
   // stack as final_obs).
+  template <class Step>
   CULE_PHASE void end_episode() {
     if (!b.opt.same_step) {
       reset(-1);
-      write_result();
+      write_result<Step>();
       return;
     }
     linearize(b.final_stacks + (size_t)env * stacked_bytes());
     const EnvResult ended = b.results[env];
     reset(-1);
-    write_result();
+    write_result<Step>();
     b.results[env].reward = ended.reward;
     b.results[env].terminated = ended.terminated;
     b.results[env].truncated = ended.truncated;
