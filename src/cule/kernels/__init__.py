@@ -7,11 +7,12 @@ CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
 
 
 def game_type(game: str) -> str:
-    """C++ name of a game's unit: the class cule/cpp/ale/games/list.inc lists for the ALE game id."""
-    for line in (CORE_HEADERS / "ale" / "games" / "list.inc").read_text().splitlines():
-        if line.startswith(f"CULE_GAME({game},"):
-            return line.split(",")[1].strip(" )")
-    raise ValueError(f"no game unit for {game!r}: see cule.list_games()")
+    """C++ name of a game's unit, as the core's game list (cule/cpp/ale/games/list.inc) declares it."""
+    from .. import _core
+    try:
+        return _core.game_units[game]
+    except KeyError:
+        raise ValueError(f"no game unit for {game!r}: see cule.list_games()") from None
 
 
 def build_defines(cart: str, game: str, gymnasium: bool = False) -> list[str]:

@@ -150,11 +150,16 @@ void bind_lanes(py::module_& m) {
 // The core's lists: game units and their legal actions, mappers, vector options, step outputs.
 void bind_lists(py::module_& m) {
   py::list games, mappers;
-  for (int i = 0; i < (int)cule::GameId::kCount; ++i) games.append(cule::kGameNames[i]);
+  py::dict units;  // ALE game id -> the game unit's C++ name
+  for (int i = 0; i < (int)cule::GameId::kCount; ++i) {
+    games.append(cule::kGameNames[i]);
+    units[cule::kGameNames[i]] = cule::kGameUnits[i];
+  }
 #define CULE_MAPPER(name, Type) mappers.append(#name);
 #include "cart/mappers.inc"
 #undef CULE_MAPPER
   m.attr("games") = games;
+  m.attr("game_units") = units;
   m.def("legal_actions", [](const std::string& game) {
     for (int id = 0; id < (int)cule::GameId::kCount; ++id) {
       if (game != cule::kGameNames[id]) continue;

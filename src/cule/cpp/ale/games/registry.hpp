@@ -19,6 +19,12 @@ constexpr const char* kGameNames[] = {
 #include "list.inc"
 #undef CULE_GAME
 };
+// The unit's C++ name, which NVRTC builds one game's kernels for.
+constexpr const char* kGameUnits[] = {
+#define CULE_GAME(id, Type) #Type,
+#include "list.inc"
+#undef CULE_GAME
+};
 #endif
 
 // Dispatch on a run-time game id; in a kernel the id is the same for every
