@@ -6,9 +6,9 @@ import torch
 from .vector_env import AtariVectorEnv
 
 
-def make(env_id: str, num_envs: int = 1, *, device: str | torch.device = "cpu", mode: int | None = None,
-         difficulty: int | None = None, obs_type: str = "rgb", frameskip: int = 4,
-         repeat_action_probability: float = 0.25, full_action_space: bool = False,
+def make(env_id: str | list[str] | dict[str, int], num_envs: int | None = 1, *, device: str | torch.device = "cpu",
+         mode: int | None = None, difficulty: int | None = None, obs_type: str = "rgb", frameskip: int = 4,
+         repeat_action_probability: float = 0.25, full_action_space: bool | None = None,
          max_num_frames_per_episode: int | None = 108000, num_threads: int = 0) -> AtariVectorEnv:
     """`num_envs` copies of ``gymnasium.make(env_id)`` for an ALE game, stepped together.
 
@@ -21,7 +21,15 @@ def make(env_id: str, num_envs: int = 1, *, device: str | torch.device = "cpu", 
     ``gymnasium.make(env_id).reset(seed=s + i)``; finished environments are
     reset by the following step (gymnasium's NextStep autoreset). ``info`` has
     lives, episode_frame_number and frame_number.
+
+    Several ids (a list, `num_envs` each, or a dict of counts) make one mixed
+    batch (cule.mixed): ALE's full action set for every game, ``info["game"]``
+    naming each environment's game in ``env.games``; the games' native screens
+    must then have one size.
     """
+    several = isinstance(env_id, (list, tuple, dict))
+    if full_action_space is None:
+        full_action_space = several
     if obs_type not in ("rgb", "grayscale"):
         raise ValueError(f"obs_type must be 'rgb' or 'grayscale', got {obs_type!r} ('ram': use env.get_ram())")
     return AtariVectorEnv(

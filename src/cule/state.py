@@ -60,6 +60,13 @@ def as_rows(states) -> torch.Tensor:
     return states
 
 
+def stated_bytes(rows: torch.Tensor) -> int:
+    """The row length the first row's header states (at most the rows'): a mixed batch pads each game's rows to
+    its widest game's."""
+    payload = struct.unpack("<I", rows[0, 16:20].cpu().numpy().tobytes())[0]
+    return min(rows.shape[1], HEADER_BYTES + payload)
+
+
 def read_headers(rows: torch.Tensor, name: str, key: bytes, payload_of) -> bool:
     """Checks every row's header against this env (game `name`, `key`, payload_of(with_rng) bytes); returns
     whether the rows hold the sticky-action RNG. Raises StateError saying what differs; reads only headers."""

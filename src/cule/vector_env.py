@@ -143,6 +143,13 @@ class AtariVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
+    def __new__(cls, game=None, *args, **kwargs):
+        # Several games (a list or a dict of counts) make a mixed batch (cule.mixed).
+        if cls is AtariVectorEnv and isinstance(game, (list, tuple, dict)):
+            from .mixed import MixedAtariVectorEnv
+            return super().__new__(MixedAtariVectorEnv)
+        return super().__new__(cls)
+
     def __init__(
         self,
         game: str,
@@ -175,6 +182,7 @@ class AtariVectorEnv(VectorEnv):
         difficulty: int | None = None,
         _gymnasium: bool = False,
         _shim: bool = False,
+        _action_set: np.ndarray | None = None,
     ):
         self.emulator = None  # set first: __del__ runs even when a check below raises
         _check_arguments(num_envs=num_envs, frameskip=frameskip, stack_num=stack_num, batch_size=batch_size,
@@ -211,6 +219,8 @@ class AtariVectorEnv(VectorEnv):
             cache_size=int(reset_cache_size) if reset_mode == "cache" else 0)
         self._configure(settings, reset_mode=reset_mode, repeat_action_probability=repeat_action_probability,
                         limit=limit, full_action_space=full_action_space)
+        if _action_set is not None:  # a mixed batch's: ALE's 18 actions, the illegal ones played as NOOP
+            self.action_set = np.asarray(_action_set, dtype=np.int32)
         self._make_spaces()
         self._make_queues()
         self.backend = backends.create(self.emulator, self.device, backends.BackendSettings(
@@ -417,14 +427,7 @@ class AtariVectorEnv(VectorEnv):
         env built with the same arguments; torch.save keeps them. On a GPU the
         states never leave it. ``ids``: an int, a sequence, or an array of ints.
         """
-        ids = self._state_ids(ids, "ids")
-        rows_shape = (len(ids), state_format.HEADER_BYTES + self.emulator.state_bytes(bool(include_rng)))
-        head = state_format.header(self._state_name, self._state_key, rows_shape[1] - state_format.HEADER_BYTES,
-                                   bool(include_rng))
-        rows = torch.empty(rows_shape, dtype=torch.uint8, device=self.device)
-        rows[:, :state_format.HEADER_BYTES] = torch.from_numpy(head).to(self.device)
-        self.backend.save_states(ids, rows, state_format.HEADER_BYTES, bool(include_rng))
-        return rows
+        return self._clone_rows(self._state_ids(ids, "ids"), bool(include_rng))
 
     def restore_state(self, states, ids=None) -> None:
         """Puts states from clone_state() back: row i into environment ids[i] (default: all, one row each).
@@ -438,8 +441,7 @@ class AtariVectorEnv(VectorEnv):
         rows = state_format.as_rows(states)
         if rows.shape[0] != len(ids):
             raise StateError(f"{rows.shape[0]} state row(s) for {len(ids)} environment(s): pass one row per id")
-        with_rng = state_format.read_headers(rows, self._state_name, self._state_key, self.emulator.state_bytes)
-        self.backend.load_states(ids, rows, state_format.HEADER_BYTES, with_rng)
+        self._restore_rows(ids, rows)
         self._loaded[ids] = True
 
     def copy_state(self, src_ids, dst_ids, *, include_rng: bool = True) -> None:
@@ -463,6 +465,21 @@ class AtariVectorEnv(VectorEnv):
                              f"fork in two calls")
         self.backend.copy_states(src, dst, bool(include_rng))
         self._loaded[dst] = True
+
+    def _clone_rows(self, ids: np.ndarray, with_rng: bool) -> torch.Tensor:
+        """clone_state() of validated ids."""
+        rows_shape = (len(ids), state_format.HEADER_BYTES + self.emulator.state_bytes(with_rng))
+        head = state_format.header(self._state_name, self._state_key, rows_shape[1] - state_format.HEADER_BYTES,
+                                   with_rng)
+        rows = torch.empty(rows_shape, dtype=torch.uint8, device=self.device)
+        rows[:, :state_format.HEADER_BYTES] = torch.from_numpy(head).to(self.device)
+        self.backend.save_states(ids, rows, state_format.HEADER_BYTES, with_rng)
+        return rows
+
+    def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
+        """restore_state() of validated ids, one row each: checks every header before anything changes."""
+        with_rng = state_format.read_headers(rows, self._state_name, self._state_key, self.emulator.state_bytes)
+        self.backend.load_states(ids, rows, state_format.HEADER_BYTES, with_rng)
 
     def _state_ids(self, ids, name: str) -> np.ndarray:
         """Validated environment ids (int32) for the state methods; whole batches only, so none is stepping."""

@@ -74,28 +74,70 @@ void configure_vector(cule::Emulator& e, Bytes rgb, Bytes gray, const py::kwargs
   e.configure_vector(o, rgb.data(), gray.data());
 }
 
-void vector_run(cule::Emulator& e, Ids ids, Ids actions, std::optional<py::array_t<int64_t, py::array::c_style>> seeds,
-                bool force_reset, int num_threads) {
-  const int count = (int)ids.size();
-  if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != count)
-    throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
-  if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != count))
-    throw std::invalid_argument("seeds (int64) need one entry per reset environment");
-  const int64_t* seed_data = seeds ? seeds->data() : nullptr;
+using Seeds = std::optional<py::array_t<int64_t, py::array::c_style>>;
+
+// A run's arguments, checked; the arrays stay referenced while the GIL is released.
+struct RunArgs {
+  Ids ids, actions;
+  Seeds seeds;
+  RunArgs(Ids i, Ids a, Seeds s) : ids(std::move(i)), actions(std::move(a)), seeds(std::move(s)) {
+    if (ids.ndim() != 1 || actions.ndim() != 1 || actions.shape(0) != ids.shape(0))
+      throw std::invalid_argument("ids and actions (int32) need one entry per stepped environment");
+    if (seeds && (seeds->ndim() != 1 || seeds->shape(0) != ids.shape(0)))
+      throw std::invalid_argument("seeds (int64) need one entry per reset environment");
+  }
+  int count() const { return (int)ids.size(); }
+  cule::Emulator::BatchRun prepare(cule::Emulator& e, bool force_reset) const {
+    return e.prepare_run(ids.data(), count(), actions.data(), seeds ? seeds->data() : nullptr, force_reset);
+  }
+};
+
+void vector_run(cule::Emulator& e, Ids ids, Ids actions, Seeds seeds, bool force_reset, int num_threads) {
+  const RunArgs args(std::move(ids), std::move(actions), std::move(seeds));
   py::gil_scoped_release release;
-  e.vector_run(ids.data(), count, actions.data(), seed_data, force_reset, num_threads);
+  e.vector_run(args.ids.data(), args.count(), args.actions.data(), args.seeds ? args.seeds->data() : nullptr,
+               force_reset, num_threads);
+}
+
+// Several emulators' environments (a batch of many games) stepped as one job on `pool`.
+void run_batches(cule::ThreadPool& pool, const std::vector<cule::Emulator*>& emulators, std::vector<Ids> ids,
+                 std::vector<Ids> actions, std::vector<Seeds> seeds, bool force_reset) {
+  if (ids.size() != emulators.size() || actions.size() != emulators.size() || seeds.size() != emulators.size())
+    throw std::invalid_argument("run_batches needs ids, actions and seeds for each emulator");
+  std::vector<RunArgs> args;
+  for (size_t k = 0; k < emulators.size(); ++k) args.emplace_back(ids[k], actions[k], seeds[k]);
+  py::gil_scoped_release release;
+  std::vector<cule::Emulator::BatchRun> runs;
+  std::vector<int> counts;
+  for (size_t k = 0; k < emulators.size(); ++k) {
+    runs.push_back(args[k].prepare(*emulators[k], force_reset));
+    counts.push_back(args[k].count());
+  }
+  cule::run_batches(pool, runs, counts);
 }
 
 // The listed environments' results in arrays made here: one call instead of an allocation per output from
 // Python.
-py::tuple results(cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step) {
-  const size_t count = (size_t)ids.size();
+// Results of environments `ids[k]` of `emulators[k]`, each at batch positions `positions[k]` (None: 0, 1, ...)
+// of arrays made here: one call instead of an allocation per output from Python.
+py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::vector<Ids>& ids,
+                     const std::vector<std::optional<Ids>>& positions, const py::tuple& obs_shape, bool same_step) {
+  size_t count = 0;
+  for (size_t k = 0; k < emulators.size(); ++k) {
+    if (ids[k].ndim() != 1 || (positions[k] && positions[k]->size() != ids[k].size()))
+      throw std::invalid_argument("ids and positions (int32) need one entry per environment");
+    count += (size_t)ids[k].size();
+  }
   std::vector<py::ssize_t> shape{(py::ssize_t)count};
   size_t bytes = 1;
   for (const auto& d : obs_shape) shape.push_back(d.cast<py::ssize_t>()), bytes *= (size_t)shape.back();
-  if (bytes != e.stacked_bytes())
-    throw std::invalid_argument("obs_shape holds " + std::to_string(bytes) + " bytes, an observation " +
-                                std::to_string(e.stacked_bytes()));
+  for (const cule::Emulator* e : emulators)
+    if (bytes != e->stacked_bytes())
+      throw std::invalid_argument("obs_shape holds " + std::to_string(bytes) + " bytes, an observation " +
+                                  std::to_string(e->stacked_bytes()));
+  for (const auto& p : positions)
+    for (py::ssize_t i = 0; p && i < p->size(); ++i)
+      if (p->data()[i] < 0 || (size_t)p->data()[i] >= count) throw std::out_of_range("a position is outside the batch");
   py::array_t<uint8_t> obs(shape);
   std::optional<py::array_t<uint8_t>> final_obs;
   if (same_step) final_obs.emplace(shape);
@@ -114,7 +156,8 @@ py::tuple results(cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool s
   bool ended = false;
   {
     py::gil_scoped_release release;
-    e.gather(ids.data(), (int)count, out);
+    for (size_t k = 0; k < emulators.size(); ++k)
+      emulators[k]->gather(ids[k].data(), (int)ids[k].size(), out, positions[k] ? positions[k]->data() : nullptr);
     for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
   }
   // final_obs only when an episode ended: the host knows at no cost.
@@ -191,7 +234,9 @@ void bind_vector(EmulatorClass& c) {
       .def("vector_run", &vector_run, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(),
            py::arg("force_reset") = false, py::arg("num_threads") = 0,
            "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
-      .def("results", &results, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
+      .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step) {
+        return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step);
+      }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
            "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
            "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).");
 }
@@ -275,6 +320,17 @@ void bind_inspection(EmulatorClass& c) {
 
 void bind_emulator(py::module_& m) {
   EmulatorClass c(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).");
+  py::class_<cule::ThreadPool>(m, "ThreadPool", "Worker threads shared by the emulators of a batch of many games.")
+      .def(py::init<int>(), py::arg("threads"))
+      .def_property_readonly("size", &cule::ThreadPool::size);
+  m.def("run_batches", &run_batches, py::arg("pool"), py::arg("emulators"), py::arg("ids"), py::arg("actions"),
+        py::arg("seeds"), py::arg("force_reset"),
+        "Emulator.vector_run for several emulators at once, their environments shared out over one pool's threads "
+        "(seeds: None or int64 per emulator).");
+  m.def("results_at", &results_at, py::arg("emulators"), py::arg("ids"), py::arg("positions"), py::arg("obs_shape"),
+        py::arg("same_step"),
+        "Emulator.results for several emulators into one batch: emulator k's environments ids[k] at batch positions "
+        "positions[k] (int32, or None for 0, 1, ...).");
   bind_console(c);
   bind_vector(c);
   bind_states(c);

@@ -231,30 +231,48 @@ class BasicEmulator {
     if (opt_.cache_size > 0 && seed >= 0) build_start_cache(seed);
   }
 
+  // One call's environments, ready to step on any thread: what vector_run
+  // hands its own pool, and what run_batches hands a pool shared by several
+  // batches (a batch of many games is one Emulator per game).
+  struct BatchRun {
+    BatchView view;
+    MapperOps::Run run;
+    const int32_t* ids;
+    const int32_t* actions;  // or null: NOOP
+    const int64_t* seeds;    // or null: keep
+    bool force_reset;
+    void operator()(int i) const { run(view, ids[i], actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset); }
+  };
+
+  // Checks the ids and builds what the run needs first (reset_mode "cache"'s
+  // start states); the step policy (vector.hpp) is picked here, once for the
+  // whole batch.
+  BatchRun prepare_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds,
+                       bool force_reset) {
+    for (int i = 0; i < count; ++i) check(ids[i]);
+    if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
+    BatchRun r{view(), nullptr, ids, actions, seeds, force_reset};
+    with_step_policy(r.view.opt, [&](auto step) { r.run = ops_.run(step); });
+    return r;
+  }
+
   // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
   // actions are ALE action ids; seeds (one per listed environment, or null)
   // are used by forced resets, < 0 keeping the environment's console and RNGs.
-  // The step policy (vector.hpp) is picked once, for the whole batch.
   void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
                   int num_threads) {
-    for (int i = 0; i < count; ++i) check(ids[i]);
-    if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
-    const BatchView b = view();
-    with_step_policy(b.opt, [&](auto step) {
-      const MapperOps::Run run = ops_.run(step);
-      parallel_for(num_threads, count, [&](int i) {
-        run(b, ids[i], actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset);
-      });
-    });
+    const BatchRun r = prepare_run(ids, count, actions, seeds, force_reset);
+    parallel_for(num_threads, count, r);
   }
 
   // Copies the listed environments' latest results into batch order;
   // final_obs (SameStep only, may be null) gets the pre-reset stack of those
-  // that ended and zeros for the others.
-  void gather(const int32_t* ids, int count, const StepOutputs& out) {
+  // that ended and zeros for the others. Environment ids[i] goes to batch
+  // position positions[i] (null: i).
+  void gather(const int32_t* ids, int count, const StepOutputs& out, const int32_t* positions = nullptr) {
     for (int i = 0; i < count; ++i) check(ids[i]);
     const BatchView b = view();
-    for (int i = 0; i < count; ++i) EnvFrames{b, ids[i]}.gather(i, out);
+    for (int i = 0; i < count; ++i) EnvFrames{b, ids[i]}.gather(positions ? positions[i] : i, out);
   }
 
   // Environment states as rows of bytes (state_rows.hpp): row i of `rows`
@@ -459,5 +477,16 @@ class BasicEmulator {
 };
 
 using Emulator = BasicEmulator<Games>;
+
+// Several batches' environments as one job on one pool (a batch of many
+// games, one Emulator each): threads claim environments of whichever batch
+// has some left, so games of unequal cost still keep every thread busy.
+template <class Run>
+void run_batches(ThreadPool& pool, const std::vector<Run>& runs, const std::vector<int>& counts) {
+  std::vector<std::pair<int, int>> tasks;  // (batch, index in its call)
+  for (size_t k = 0; k < runs.size(); ++k)
+    for (int i = 0; i < counts[k]; ++i) tasks.emplace_back((int)k, i);
+  pool.run((int)tasks.size(), [&](int t) { runs[tasks[t].first](tasks[t].second); });
+}
 
 }  // namespace cule

@@ -1,0 +1,174 @@
+"""Mixed batches (cule.mixed): every environment of a batch of many games equals the same environment of a
+single-game env of its game (full action set, same seed and actions), which the other exactness tests hold to
+ale-py; the launch shim equals the CPU; bad arguments are refused."""
+import numpy as np
+import pytest
+import torch
+
+import cule
+from cule.errors import StateError
+from cule.games import game_info
+from cule.mixed import MixedAtariVectorEnv
+
+# Every mapper (2K, 4K, F8, F6, E0, DPC, FE, F6SC, F8SC), two PAL games (klax, air_raid), two paddle games
+# (pong, kaboom) and one with a smaller legal set (skiing: illegal actions are NOOP).
+GAMES = ["pong", "ms_pacman", "seaquest", "solaris", "montezuma_revenge", "pitfall2", "robotank", "klax",
+         "elevator_action", "kaboom", "air_raid", "skiing"]
+OUTPUTS = ("obs", "rewards", "terminated", "truncated", "lives", "frame_number", "episode_frame_number")
+
+
+def _record(step_out) -> dict:
+    obs, rewards, terminated, truncated, info = step_out
+    return {"obs": obs, "rewards": rewards, "terminated": terminated, "truncated": truncated, **info}
+
+
+def _single_actions(game: str, ale_actions: np.ndarray) -> np.ndarray:
+    """Indices into a full-action-space env's action set of ALE actions; illegal ones as NOOP, as ALE plays them."""
+    legal = list(game_info(game)["legal_actions"])
+    return np.array([legal.index(a) if a in legal else legal.index(0) for a in ale_actions], np.int64)
+
+
+def _run_single(game, seeds, actions, **kwargs):
+    env = cule.AtariVectorEnv(game, len(seeds), full_action_space=True, **kwargs)
+    obs, info = env.reset(seed=[int(s) for s in seeds])
+    records = [{"obs": obs, **info}]
+    for a in actions:
+        records.append(_record(env.step(torch.from_numpy(_single_actions(game, a)))))
+    env.close()
+    return records
+
+
+def _run_mixed(games, per_game, seed, actions, **kwargs):
+    env = cule.AtariVectorEnv(games, num_envs=per_game, **kwargs)
+    obs, info = env.reset(seed=seed)
+    records = [{"obs": obs, **info}]
+    for a in actions:
+        records.append(_record(env.step(torch.from_numpy(a))))
+    env.close()
+    return records
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(repeat_action_probability=0.25),
+    dict(autoreset_mode="SameStep", episodic_life=True, reset_mode="cache", reset_cache_size=4),
+], ids=["sticky", "samestep-cache"])
+def test_each_environment_equals_its_single_game_env(kwargs):
+    per_game, steps, seed = 2, 40, 11
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 18, (steps, per_game * len(GAMES)))
+    mixed = _run_mixed(GAMES, per_game, seed, actions, **kwargs)
+    assert mixed[0]["game"].tolist() == np.repeat(np.arange(len(GAMES)), per_game).tolist()
+    for k, game in enumerate(GAMES):
+        block = slice(k * per_game, (k + 1) * per_game)
+        single = _run_single(game, range(seed + block.start, seed + block.stop), actions[:, block], **kwargs)
+        for t, (m, s) in enumerate(zip(mixed, single)):
+            for name in OUTPUTS + (("final_obs",) if "final_obs" in s else ()):
+                if name in s:
+                    assert torch.equal(m[name][block], s[name]), f"{game} step {t}: {name} differs"
+            assert "final_obs" in m or "final_obs" not in s
+
+
+def test_shim_equals_cpu():
+    games, per_game = ["pong", "ms_pacman", "pitfall2", "klax"], 2
+    actions = np.random.default_rng(1).integers(0, 18, (30, per_game * len(games)))
+    cpu = _run_mixed(games, per_game, 5, actions, repeat_action_probability=0.25)
+    shim = _run_mixed(games, per_game, 5, actions, repeat_action_probability=0.25, _shim=True)
+    for t, (a, b) in enumerate(zip(cpu, shim)):
+        for name in OUTPUTS + ("env_id", "game"):
+            if name in a:
+                assert torch.equal(a[name], b[name]), f"step {t}: {name} differs on the shim"
+
+
+def test_counts_async_batches_and_thread_counts():
+    games = {"breakout": 3, "seaquest": 1, "robotank": 2}
+    n, steps = 6, 24
+    actions = np.random.default_rng(2).integers(0, 18, (steps, n))
+    sync = _run_mixed(games, None, 3, actions, num_threads=1)
+    env = cule.AtariVectorEnv(games, batch_size=2, num_threads=2)
+    assert env.games == list(games) and env.num_envs == n
+    obs, info = env.reset(seed=3)
+    taken = np.zeros(n, int)  # steps each environment has taken
+    ids = info["env_id"].numpy()
+    for _ in range(steps * n // 2):
+        obs, rewards, term, trunc, info = env.step(torch.from_numpy(actions[taken[ids], ids]))
+        taken[ids] += 1
+        ids = info["env_id"].numpy()
+        assert info["game"].tolist() == [[0, 0, 0, 1, 2, 2][i] for i in ids]
+        for j, i in enumerate(ids):
+            expected = sync[taken[i]]
+            assert torch.equal(obs[j], expected["obs"][i])
+            if taken[i]:  # else the reset's observation, which no step has replaced yet
+                assert rewards[j] == expected["rewards"][i]
+    env.close()
+
+
+def test_states_round_trip_and_reset_mask():
+    env = cule.AtariVectorEnv(["pong", "pitfall2", "klax"], num_envs=2)
+    env.reset(seed=9)
+    actions = torch.from_numpy(np.random.default_rng(3).integers(0, 18, (20, 6)))
+    for a in actions[:10]:
+        env.step(a)
+    rows = env.clone_state()
+    first = [_record(env.step(a)) for a in actions[10:]]
+    env.restore_state(rows)
+    again = [_record(env.step(a)) for a in actions[10:]]
+    for a, b in zip(first, again):
+        for name in OUTPUTS:
+            assert torch.equal(a[name], b[name])
+    env.copy_state([0], [1])
+    assert torch.equal(env.get_ram()[0], env.get_ram()[1])
+    with pytest.raises(ValueError, match="different games"):
+        env.copy_state([0], [2])
+    other = cule.AtariVectorEnv(["pitfall2", "pong", "klax"], num_envs=2)
+    other.reset(seed=9)
+    with pytest.raises(StateError, match="pong"):
+        other.restore_state(rows)  # rows 0-1 are pong's, the env's first block pitfall2
+    mask = np.zeros(6, bool)
+    mask[[1, 4]] = True
+    obs, info = env.reset(seed=1, options={"reset_mask": mask})
+    assert info["game"].tolist() == [0, 0, 1, 1, 2, 2]
+    env.close()
+    other.close()
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    (([],), {}, ValueError, "at least one game"),
+    ((["pong", "pong"],), {}, ValueError, "listed twice"),
+    (({"pong": 2, "breakout": 1},), {"num_envs": 4}, ValueError, "disagrees"),
+    (({"pong": 0},), {}, ValueError, "int >= 1"),
+    ((["pong", 3],), {}, TypeError, "str"),
+    ((["pong", "breakout"],), {"mode": 0}, ValueError, "default mode"),
+    ((["pong", "breakout"],), {"full_action_space": False}, ValueError, "full action set"),
+    ((["pong", "carnival"],), {"img_height": None, "img_width": None}, ValueError, "one shape"),
+    ((["pong", "nosuchgame"],), {}, ValueError, "nosuchgame"),
+])
+def test_bad_arguments(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        cule.AtariVectorEnv(*args, **kwargs)
+
+
+def test_is_an_atari_vector_env_with_the_full_action_set():
+    env = cule.AtariVectorEnv(["skiing", "pong"], num_envs=1)
+    assert isinstance(env, MixedAtariVectorEnv) and isinstance(env, cule.AtariVectorEnv)
+    assert env.single_action_space.n == 18 and env.get_action_set().tolist() == list(range(18))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="outside the action set"):
+        env.step(torch.tensor([18, 0]))
+    env.close()
+
+
+def test_make_with_several_ids_equals_make_per_game():
+    ids = ["ALE/Pong-v5", "ALE/Seaquest-v5", "ALE/Pitfall2-v5"]
+    actions = np.random.default_rng(4).integers(0, 18, (25, 2 * len(ids)))
+    mixed = cule.make(ids, 2)
+    records = [mixed.reset(seed=7)[0]] + [mixed.step(torch.from_numpy(a))[0] for a in actions]
+    for k, env_id in enumerate(ids):
+        single = cule.make(env_id, 2, full_action_space=True)
+        game = single.game
+        block = slice(2 * k, 2 * k + 2)
+        mine = [single.reset(seed=[7 + block.start, 8 + block.start])[0]]
+        mine += [single.step(torch.from_numpy(_single_actions(game, a[block])))[0] for a in actions]
+        for t, (m, s) in enumerate(zip(records, mine)):
+            assert torch.equal(m[block], s), f"{env_id} step {t}"
+        single.close()
+    mixed.close()
