@@ -172,3 +172,31 @@ def test_make_with_several_ids_equals_make_per_game():
             assert torch.equal(m[block], s), f"{env_id} step {t}"
         single.close()
     mixed.close()
+
+
+@pytest.mark.parametrize("backend", ["cule-mixed", "ale-turns"])
+def test_benchmark_adapters_emulate_four_frames_a_step_per_environment(backend):
+    from cule.benchmarks import adapters
+
+    env = adapters.make(backend, ["pong", "boxing"], 2, 1)
+    env.reset(0)
+    env.step(torch.zeros(env.n, dtype=torch.long))
+    before = env.frame_numbers()
+    for _ in range(3):
+        obs, rewards, dones = env.step(torch.randint(0, 18, (env.n,)))
+    assert obs.shape == (4, 4, 84, 84) and (env.frame_numbers() - before).tolist() == [12] * 4
+    env.close()
+
+
+def test_benchmark_writes_its_figures(tmp_path, monkeypatch, capsys):
+    import json
+    import sys
+
+    from cule.benchmarks import mixed
+
+    monkeypatch.setattr(sys, "argv", ["mixed", "--games", "pong", "boxing", "--steps", "2", "--threads", "1",
+                                      "--output-dir", str(tmp_path)])
+    mixed.main()
+    row = json.loads((tmp_path / "mixed.json").read_text())["rows"][0]
+    assert row["envs"] == 2 and row["mixed_vs_single"] == pytest.approx(row["mixed_fps"] / row["single_fps"])
+    assert "mixed / ale-py" in capsys.readouterr().out

@@ -1,11 +1,13 @@
 """cule: a batched Atari 2600 emulator that reproduces ALE (ale-py 0.12.1) exactly."""
 from .errors import (CudaUnavailableError, RomError, StateError, UnknownGameError, UnknownRomWarning,
                      UnsupportedCartridgeError)
+from .games import ATARI_57
 from .roms import Rom, detect_bankswitch, list_games, load_rom
 from .make import make
 from .vector_env import AtariVectorEnv
 
 __all__ = [
+    "ATARI_57",
     "AtariVectorEnv",
     "CudaUnavailableError",
     "Rom",

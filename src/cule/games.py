@@ -17,6 +17,17 @@ ACTION_NAMES = (
 )
 FULL_ACTION_SET = tuple(range(18))
 
+# The Atari-57 benchmark: the 57 games IMPALA's multi-task agent trains on (Espeholt et al. 2018, appendix).
+ATARI_57 = (
+    "alien", "amidar", "assault", "asterix", "asteroids", "atlantis", "bank_heist", "battle_zone", "beam_rider",
+    "berzerk", "bowling", "boxing", "breakout", "centipede", "chopper_command", "crazy_climber", "defender",
+    "demon_attack", "double_dunk", "enduro", "fishing_derby", "freeway", "frostbite", "gopher", "gravitar", "hero",
+    "ice_hockey", "jamesbond", "kangaroo", "krull", "kung_fu_master", "montezuma_revenge", "ms_pacman",
+    "name_this_game", "phoenix", "pitfall", "pong", "private_eye", "qbert", "riverraid", "road_runner", "robotank",
+    "seaquest", "skiing", "solaris", "space_invaders", "star_gunner", "surround", "tennis", "time_pilot",
+    "tutankham", "up_n_down", "venture", "video_pinball", "wizard_of_wor", "yars_revenge", "zaxxon",
+)
+
 # The core's game unit for a ROM that is none of ALE's games (cule/cpp/ale/games/bare.hpp):
 # no reward, never over, every action legal; the difficulty switches are the console's own.
 BARE_GAME = "bare"

@@ -33,10 +33,11 @@ from . import _core
 from . import state as state_format
 from .backends import Backend, StepResult
 from .backends.cpu import CpuBackend
+from .games import FULL_ACTION_SET
 from .palettes import palette_for
 from .vector_env import AtariVectorEnv
 
-ALL_ACTIONS = np.arange(18, dtype=np.int32)  # ALE's action ids: the full action set
+ALL_ACTIONS = np.array(FULL_ACTION_SET, dtype=np.int32)
 # Arguments that belong to the batch, not to a game's block.
 _BATCH_ARGUMENTS = ("batch_size", "num_threads")
 

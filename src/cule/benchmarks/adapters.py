@@ -11,6 +11,12 @@ stack, frameskip 4, up to 30 no-ops, FIRE reset, reward clipping):
               loop, grey screen read each step (no resize or stack): the
               plain-ALE baseline
   envpool     envpool.make("<Game>-v5"), if envpool is installed
+
+and, for a batch of many games (`game` a list, `n` environments per game, ALE's
+full action set):
+
+  cule-mixed  one cule.AtariVectorEnv over all the games (cule.mixed)
+  ale-turns   one ale_py.vector.AtariVectorEnv per game, stepped in turn
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import numpy as np
 import torch
 
 BACKENDS = ["cule-cpu", "cule-cuda", "ale-vector", "ale-loop", "envpool"]
+MIXED_BACKENDS = ["cule-mixed", "cule-mixed-cuda", "ale-turns"]
 
 
 class Env:
@@ -163,10 +170,50 @@ class EnvPoolEnv(Env):
         self.env.close()
 
 
+class CuleMixedEnv(CuleEnv):
+    def __init__(self, games, n, threads, device="cpu"):
+        import cule
+
+        Env.__init__(self, games, n * len(games), threads)
+        self.device = torch.device(device)
+        self.env = cule.AtariVectorEnv(list(games), n, num_threads=threads, device=device)
+        self.num_actions = 18
+
+
+class AleTurnsEnv(Env):
+    """What a multi-task run does without a mixed batch: a vector env per game, stepped one after another and
+    joined on the host."""
+
+    def __init__(self, games, n, threads):
+        from ale_py.vector_env import AtariVectorEnv
+
+        super().__init__(games, n * len(games), threads)
+        self.envs = [AtariVectorEnv(g, n, num_threads=threads, full_action_space=True) for g in games]
+        self.per_game = n
+        self.num_actions = 18
+
+    def reset(self, seed):
+        return torch.from_numpy(np.concatenate([e.reset(seed=seed + k * self.per_game)[0]
+                                                for k, e in enumerate(self.envs)]))
+
+    def step(self, actions):
+        parts = [e.step(a) for e, a in zip(self.envs, actions.numpy().reshape(len(self.envs), -1))]
+        self.infos = [p[4] for p in parts]
+        obs, reward, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
+
+    def frame_numbers(self):
+        return np.concatenate([np.asarray(info["frame_number"]) for info in self.infos])
+
+    def close(self):
+        for e in self.envs:
+            e.close()
+
+
 def available(backend: str) -> str | None:
     """None if `backend` can run here, else why not."""
     try:
-        if backend == "cule-cuda":
+        if backend in ("cule-cuda", "cule-mixed-cuda"):
             import cupy  # noqa: F401
             if not torch.cuda.is_available():
                 return "no CUDA GPU visible to torch"
@@ -180,12 +227,16 @@ def available(backend: str) -> str | None:
 
 
 def make(backend: str, game: str, n: int, threads: int) -> Env:
-    """A `backend` (one of BACKENDS) adapter for n environments of `game`."""
+    """A `backend` (one of BACKENDS) adapter for n environments of `game`, or of MIXED_BACKENDS for n
+    environments of each game of the list `game`."""
     if backend == "cule-cpu":
         return CuleEnv(game, n, threads)
     if backend == "cule-cuda":
         return CuleEnv(game, n, threads, device="cuda")
-    return {"ale-vector": AleVectorEnv, "ale-loop": AleLoopEnv, "envpool": EnvPoolEnv}[backend](game, n, threads)
+    if backend.startswith("cule-mixed"):
+        return CuleMixedEnv(game, n, threads, device="cuda" if backend.endswith("cuda") else "cpu")
+    kinds = {"ale-turns": AleTurnsEnv, "ale-vector": AleVectorEnv, "ale-loop": AleLoopEnv, "envpool": EnvPoolEnv}
+    return kinds[backend](game, n, threads)
 
 
 def frames_per_second(env: Env, steps: int, seed: int = 0) -> float:
