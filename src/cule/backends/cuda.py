@@ -299,12 +299,9 @@ class CudaBackend(Backend):
     def render_stats(self) -> dict[str, int]:
         """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
         environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""
-        layout = np.dtype([("frames", "<u4"), ("accesses", "<u4"), ("flags", "<u4"), ("replayed", "<u4"),
-                           ("inline", "<u4"), ("peak", "<u4")])
-        assert layout.itemsize == _core.render_log_bytes, "RenderLog's layout changed (cule/cpp/chips/render_log.hpp)"
-        logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=layout)
-        return {"replayed_steps": int(logs["replayed"].sum()), "inline_steps": int(logs["inline"].sum()),
-                "peak_accesses": int(logs["peak"].max(initial=0))}
+        logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=_core.render_log_dtype)
+        return {"replayed_steps": int(logs["replayed_steps"].sum()), "inline_steps": int(logs["inline_steps"].sum()),
+                "peak_accesses": int(logs["peak_accesses"].max(initial=0))}
 
     def host_array(self, name: str) -> np.ndarray:
         """A device array's bytes on the host, a lane array's one struct after another as on the host

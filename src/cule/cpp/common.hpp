@@ -83,6 +83,12 @@ typedef long long int64_t;
 #define CULE_RARE inline __attribute__((noinline))
 #endif
 
+// Structs whose members the host binding shows (host/field_views.hpp) list
+// them once as an X-macro, X(type, name), and declare them with this; an
+// array member's type is an alias (`using T = uint32_t[6]`). Member comments
+// are /* */ since a // comment would swallow the list's line continuation.
+#define CULE_DECLARE_FIELD(type, name) type name;
+
 namespace cule {
 
 // Per-environment arrays come in two layouts, chosen by their `lanes`. 1:

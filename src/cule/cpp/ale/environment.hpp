@@ -20,20 +20,23 @@ constexpr int kDrawsPerAct = 2;  // sticky-action draws of every act(), players 
 // Everything ALE keeps per environment besides the console itself and the
 // environment RNG (sticky actions, seeded at power-on), which the batch keeps
 // apart: it is 2.5 KB, and a frame draws two of its words.
+#define CULE_ENV_STATE_FIELDS(X)                                                         \
+  X(int32_t, frame_number)                                                               \
+  X(int32_t, episode_frame_number)                                                       \
+  X(int32_t, short_frames) /* frames that ended before the display window's last line */ \
+  /* ale-py's vector env (vector/preprocessed_env.cpp) keeps these per environment: */   \
+  X(int32_t, elapsed_steps) /* frames since its reset, for truncation */                 \
+  X(int32_t, lives)         /* lives after the last step */                              \
+  X(int32_t, short_steps)   /* vector steps that had to be redrawn for short frames */   \
+  X(uint8_t, draw_all)      /* draw every frame, not only the captured ones */           \
+  X(uint8_t, action_a) X(uint8_t, action_b) /* stored actions, repeated when sticky */   \
+  X(uint8_t, mode_error)    /* set_mode gave up */
+
 struct EnvState {
   GameState game;
   AleState ale;
   Events events;
-  int32_t frame_number;
-  int32_t episode_frame_number;
-  int32_t short_frames;  // frames that ended before the display window's last line
-  // ale-py's vector env (vector/preprocessed_env.cpp) keeps these per environment:
-  int32_t elapsed_steps;   // frames since its reset, for truncation
-  int32_t lives;           // lives after the last step
-  int32_t short_steps;     // vector steps that had to be redrawn for short frames
-  uint8_t draw_all;        // draw every frame, not only the captured ones
-  uint8_t action_a, action_b;  // stored actions, repeated when sticky
-  uint8_t mode_error;          // set_mode gave up
+  CULE_ENV_STATE_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_;
 };
 

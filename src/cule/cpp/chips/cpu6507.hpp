@@ -39,12 +39,19 @@ enum : uint8_t { C = 0x01, Z = 0x02, I = 0x04, D = 0x08, B = 0x10, U = 0x20, V =
 }
 
 // One CPU's registers. Plain data: copied, saved and laid out for the GPU as is.
+#define CULE_CPU_FIELDS(X)                                   \
+  X(uint16_t, pc)                                            \
+  X(uint8_t, a)                                              \
+  X(uint8_t, x)                                              \
+  X(uint8_t, y)                                              \
+  X(uint8_t, sp)                                             \
+  X(uint8_t, p)      /* NV11DIZC: bits 4 and 5 always set */ \
+  X(uint8_t, jammed) /* a JAM opcode ran; only reset clears it */
+
 struct Cpu6507 {
-  uint16_t pc;
-  uint8_t a, x, y, sp;
-  uint8_t p;       // NV11DIZC: bits 4 and 5 always set
-  uint8_t jammed;  // a JAM opcode ran; only reset clears it
+  CULE_CPU_FIELDS(CULE_DECLARE_FIELD)
 };
+static_assert(sizeof(Cpu6507) == 8, "saved states and device arrays depend on the registers' layout");
 
 namespace cpu {
 

@@ -37,17 +37,25 @@ struct FrameRecord {
   uint8_t pad_[2];
 };
 
-// Per environment: what the state update left for the render pass.
+// Per environment: what the state update left for the render pass, and
+// counts for CudaBackend.render_stats() (read through _core.render_log_dtype).
+#define CULE_RENDER_LOG_STEP_FIELDS(X)                                              \
+  X(uint32_t, frames)   /* records used */                                          \
+  X(uint32_t, accesses) /* accesses used */                                         \
+  X(uint8_t, overflow)  /* out of room: the step is run again drawing as it goes */ \
+  X(uint8_t, pending)   /* frames to replay and a screen to process */
+#define CULE_RENDER_LOG_STAT_FIELDS(X)                                                           \
+  X(uint32_t, replayed_steps) /* steps drawn by the render pass */                               \
+  X(uint32_t, inline_steps)   /* steps drawn by the state update (gymnasium steps, overflows) */ \
+  X(uint32_t, peak_accesses)  /* the most accesses a recorded step used */
+#define CULE_RENDER_LOG_FIELDS(X) CULE_RENDER_LOG_STEP_FIELDS(X) CULE_RENDER_LOG_STAT_FIELDS(X)
+
 struct RenderLog {
-  uint32_t frames;    // records used
-  uint32_t accesses;  // accesses used
-  uint8_t overflow;   // out of room: the step is run again drawing as it goes
-  uint8_t pending;    // frames to replay and a screen to process
+  CULE_RENDER_LOG_STEP_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_[2];
-  uint32_t replayed_steps;  // steps drawn by the render pass
-  uint32_t inline_steps;    // steps drawn by the state update (gymnasium steps, overflows)
-  uint32_t peak_accesses;   // the most accesses a recorded step used
+  CULE_RENDER_LOG_STAT_FIELDS(CULE_DECLARE_FIELD)
 };
+static_assert(sizeof(RenderLog) == 24, "device arrays depend on the render log's layout");
 
 // One environment's accesses in the lane-laid access log (common.hpp):
 // access i at base[i * lanes]. The render pass replays a warp's logs in step,

@@ -6,16 +6,21 @@
 
 namespace cule {
 
+// The timer and port registers; the RAM follows them in Riot.
+#define CULE_RIOT_FIELDS(X)                                                              \
+  X(uint32_t, timer)                /* value last written (or drawn at reset) */         \
+  X(int32_t, timer_set_cycle)       /* system cycle of that write, rebased each frame */ \
+  X(int32_t, interrupt_read_cycle)  /* cycle of the first INTIM read after expiry */     \
+  X(uint8_t, interval_shift)        /* 0, 3, 6 or 10: TIM1T, TIM8T, TIM64T, T1024T */    \
+  X(uint8_t, read_after_interrupt)                                                       \
+  X(uint8_t, ddra)
+
 struct Riot {
-  uint32_t timer;               // value last written (or drawn at reset)
-  int32_t timer_set_cycle;      // system cycle of that write, rebased each frame
-  int32_t interrupt_read_cycle; // cycle of the first INTIM read after expiry
-  uint8_t interval_shift;       // 0, 3, 6 or 10: TIM1T, TIM8T, TIM64T, T1024T
-  uint8_t read_after_interrupt;
-  uint8_t ddra;
+  CULE_RIOT_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_;
   uint8_t ram[128];
 };
+static_assert(sizeof(Riot) == 144, "saved states and device arrays depend on the RIOT's layout");
 
 namespace riot {
 

@@ -18,21 +18,27 @@ constexpr int kScreenWidth = 160;
 constexpr int32_t kNoVsyncFinish = 0x7FFFFFFF;
 
 // Per-ROM display settings, fixed once the console has detected NTSC/PAL.
+#define CULE_TIA_CONFIG_FIELDS(X)                                               \
+  X(uint16_t, ystart)        /* Display.YStart: first scanline of the window */ \
+  X(uint16_t, height)        /* Display.Height (250 when PAL) */                \
+  X(uint16_t, max_scanlines) /* 290 NTSC, 342 PAL (2.2b) */                     \
+  X(uint8_t, color_loss)     /* PAL colour loss (2.6) */                        \
+  X(uint8_t, hmove_blanks)   /* Emulation.HmoveBlanks */
+
 struct TiaConfig {
-  uint16_t ystart;           // Display.YStart: first scanline of the window
-  uint16_t height;           // Display.Height (250 when PAL)
-  uint16_t max_scanlines;    // 290 NTSC, 342 PAL (2.2b)
-  uint8_t color_loss;        // PAL colour loss (2.6)
-  uint8_t hmove_blanks;      // Emulation.HmoveBlanks
+  CULE_TIA_CONFIG_FIELDS(CULE_DECLARE_FIELD)
 };
 
 // An object's current mask: the position and shape it was built with. The
 // TIA rebuilds masks only at certain events, so these may lag POSx/NUSIZx.
+#define CULE_OBJECT_MASK_FIELDS(X)                                                  \
+  X(int16_t, pos)                                                                   \
+  X(uint8_t, mode) /* players/missiles: NUSIZ & 7 */                                \
+  X(uint8_t, size) /* missiles/ball: width index (width = 1 << size); players: 0 */ \
+  X(uint8_t, kind) /* MaskKind */
+
 struct ObjectMask {
-  int16_t pos;
-  uint8_t mode;   // players/missiles: NUSIZ & 7
-  uint8_t size;   // missiles/ball: width index (width = 1 << size); players: 0
-  uint8_t kind;   // MaskKind
+  CULE_OBJECT_MASK_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_[3];
 };
 
@@ -44,42 +50,54 @@ enum : uint8_t {
   kBLBit = 0x10, kPFBit = 0x20, kScoreBit = 0x40, kPriorityBit = 0x80
 };
 
+// The playfield's 160 pixels as 3 64-bit words (low half first), in 4-byte
+// words only, so consoles can sit at odd word strides (kernels.cu).
+using PlayfieldBits = uint32_t[6];
+
+#define CULE_TIA_FIELDS(X)                                                                                  \
+  X(TiaConfig, config)                                                                                      \
+  /* Colour clocks relative to the system clock, rebased every frame (1.3). */                              \
+  X(int32_t, frame_start_clock)                                                                             \
+  X(int32_t, start_display_clock)                                                                           \
+  X(int32_t, stop_display_clock)                                                                            \
+  X(int32_t, last_update_clock)                                                                             \
+  X(int32_t, clocks_to_end_of_line)                                                                         \
+  X(int32_t, vsync_finish_clock)                                                                            \
+  X(int32_t, last_hmove_clock)                                                                              \
+  X(int32_t, dump_disabled_cycle) /* CPU cycles */                                                          \
+  X(int32_t, scanline_count_last_frame)                                                                     \
+  X(int32_t, current_scanline)                                                                              \
+  X(uint32_t, pf)          /* 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (4.1) */                             \
+  X(uint32_t, pf_bits_key) /* pf | reflected << 20 that pf_bits was built from; ~0 = stale */               \
+  X(PlayfieldBits, pf_bits) /* the playfield's pixels for that key */                                       \
+  X(uint32_t, frame_pixel) /* the frame pointer, as an index into the buffer */                             \
+  X(uint16_t, collision)                                                                                    \
+  X(int16_t, pos_p0) X(int16_t, pos_p1) X(int16_t, pos_m0) X(int16_t, pos_m1) X(int16_t, pos_bl)            \
+  X(ObjectMask, mask_p0) X(ObjectMask, mask_p1) X(ObjectMask, mask_m0) X(ObjectMask, mask_m1)               \
+  X(ObjectMask, mask_bl)                                                                                    \
+  X(uint8_t, pf_reflected) /* playfield table in use */                                                     \
+  X(uint8_t, vsync) X(uint8_t, vblank) X(uint8_t, nusiz0) X(uint8_t, nusiz1) X(uint8_t, ctrlpf)             \
+  X(uint8_t, priority_score)                                                                                \
+  X(uint8_t, colup0) X(uint8_t, colup1) X(uint8_t, colupf) X(uint8_t, colubk)                               \
+  X(uint8_t, refp0) X(uint8_t, refp1) X(uint8_t, grp0) X(uint8_t, grp1) X(uint8_t, dgrp0) X(uint8_t, dgrp1) \
+  X(uint8_t, current_grp0) X(uint8_t, current_grp1)                                                         \
+  X(uint8_t, enam0) X(uint8_t, enam1) X(uint8_t, enabl) X(uint8_t, denabl)                                  \
+  /* HMxx: raw high nibbles 0-15 */                                                                         \
+  X(uint8_t, hmp0) X(uint8_t, hmp1) X(uint8_t, hmm0) X(uint8_t, hmm1) X(uint8_t, hmbl)                      \
+  X(uint8_t, vdelp0) X(uint8_t, vdelp1) X(uint8_t, vdelbl) X(uint8_t, resmp0) X(uint8_t, resmp1)            \
+  X(uint8_t, enabled_objects)                                                                               \
+  X(uint8_t, hmove_blank_pending)                                                                           \
+  X(uint8_t, cosmic_ark) X(uint8_t, cosmic_ark_counter)                                                     \
+  X(uint8_t, dump_enabled)                                                                                  \
+  X(uint8_t, partial_frame)  /* the frame in progress has not ended yet */                                  \
+  X(uint8_t, frame_greyed)                                                                                  \
+  X(uint8_t, current_buffer) /* which of the two frame buffers is current */
+
 struct Tia {
-  TiaConfig config;
-  // Colour clocks relative to the system clock, rebased every frame (1.3).
-  int32_t frame_start_clock;
-  int32_t start_display_clock;
-  int32_t stop_display_clock;
-  int32_t last_update_clock;
-  int32_t clocks_to_end_of_line;
-  int32_t vsync_finish_clock;
-  int32_t last_hmove_clock;
-  int32_t dump_disabled_cycle;  // CPU cycles
-  int32_t scanline_count_last_frame;
-  int32_t current_scanline;
-  uint32_t pf;                  // 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (4.1)
-  uint32_t pf_bits_key;         // pf | reflected << 20 that pf_bits was built from; ~0 = stale
-  uint32_t pf_bits[6];          // the playfield's 160 pixels for that key, as 3 64-bit words (low half first):
-                                // 4-byte words only, so consoles can sit at odd word strides (kernels.cu)
-  uint32_t frame_pixel;         // the frame pointer, as an index into the buffer
-  uint16_t collision;
-  int16_t pos_p0, pos_p1, pos_m0, pos_m1, pos_bl;
-  ObjectMask mask_p0, mask_p1, mask_m0, mask_m1, mask_bl;
-  uint8_t pf_reflected;         // playfield table in use
-  uint8_t vsync, vblank, nusiz0, nusiz1, ctrlpf, priority_score;
-  uint8_t colup0, colup1, colupf, colubk;
-  uint8_t refp0, refp1, grp0, grp1, dgrp0, dgrp1, current_grp0, current_grp1;
-  uint8_t enam0, enam1, enabl, denabl;
-  uint8_t hmp0, hmp1, hmm0, hmm1, hmbl;  // raw high nibbles 0-15
-  uint8_t vdelp0, vdelp1, vdelbl, resmp0, resmp1;
-  uint8_t enabled_objects;
-  uint8_t hmove_blank_pending;
-  uint8_t cosmic_ark, cosmic_ark_counter;
-  uint8_t dump_enabled;
-  uint8_t partial_frame;        // the frame in progress has not ended yet
-  uint8_t frame_greyed;
-  uint8_t current_buffer;       // which of the two frame buffers is current
+  CULE_TIA_FIELDS(CULE_DECLARE_FIELD)
 };
+static_assert(sizeof(TiaConfig) == 8 && sizeof(ObjectMask) == 8 && sizeof(Tia) == 180,
+              "saved states, render logs and device arrays depend on the TIA's layout");
 
 // What the TIA's input pins read during a frame (7).
 struct TiaInputs {

@@ -24,6 +24,14 @@ struct Controls {
   uint8_t difficulty_events;  // bit 0 left A, 1 left B, 2 right A, 3 right B
 };
 
+// The console's own registers, after its chips in Machine.
+#define CULE_MACHINE_FIELDS(X)                                                     \
+  X(uint32_t, cycles)       /* system clock, CPU cycles since the frame started */ \
+  X(uint32_t, rng_position) /* draws taken from the system RNG since power-on */   \
+  X(uint8_t, data_bus)      /* last byte on the data bus (TIA read noise) */       \
+  X(uint8_t, switches)      /* Switches::read()'s stateful byte */                 \
+  X(uint8_t, stop)          /* the TIA asked the CPU to stop after this instruction */
+
 // Everything one environment needs, as plain data.
 struct Machine {
   Cpu6507 cpu;
@@ -31,11 +39,7 @@ struct Machine {
   Tia tia;
   CartState cart;
   Controls controls;
-  uint32_t cycles;        // system clock, CPU cycles since the frame started
-  uint32_t rng_position;  // draws taken from the system RNG since power-on
-  uint8_t data_bus;       // last byte on the data bus (TIA read noise)
-  uint8_t switches;       // Switches::read()'s stateful byte
-  uint8_t stop;           // the TIA asked the CPU to stop after this instruction
+  CULE_MACHINE_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_;
 };
 

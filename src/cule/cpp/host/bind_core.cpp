@@ -13,6 +13,7 @@
 #include "chips/flat_bus.hpp"
 #include "ale/games/registry.hpp"
 #include "bindings.hpp"
+#include "field_views.hpp"
 #include "vector/preprocess.hpp"
 #include "chips/render_log.hpp"
 #include "vector/vector.hpp"
@@ -145,6 +146,7 @@ void bind_lanes(py::module_& m) {
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
   m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
+  m.attr("render_log_dtype") = CULE_FIELDS_DTYPE(cule::RenderLog, CULE_RENDER_LOG_FIELDS);
 }
 
 // The core's lists: game units and their legal actions, mappers, vector options, step outputs.

@@ -10,8 +10,15 @@
 
 #include "bindings.hpp"
 #include "emulator.hpp"
+#include "field_views.hpp"
 
 namespace cule::bindings {
+
+// The TIA's nested structs as dicts (outside the anonymous namespace, which
+// would hide field_views.hpp's overloads from the views below).
+py::object field_value(const cule::TiaConfig& c) { return CULE_FIELDS_DICT(CULE_TIA_CONFIG_FIELDS, c); }
+py::object field_value(const cule::ObjectMask& m) { return CULE_FIELDS_DICT(CULE_OBJECT_MASK_FIELDS, m); }
+
 namespace {
 
 using Ids = py::array_t<int32_t, py::array::c_style>;
@@ -164,42 +171,22 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   return py::make_tuple(obs, ended ? py::object(*final_obs) : py::none(), py::tuple(arrays));
 }
 
+// The debug views, generated from the structs' field lists (field_views.hpp).
 py::dict tia_state(const cule::Emulator& e, int env) {
-  const auto& t = e.machine(env).tia;
-  py::dict d;
-  d["F"] = t.frame_start_clock; d["startdisp"] = t.start_display_clock; d["stopdisp"] = t.stop_display_clock;
-  d["lastupd"] = t.last_update_clock; d["toend"] = t.clocks_to_end_of_line;
-  d["sc_last"] = t.scanline_count_last_frame; d["cur_sc"] = t.current_scanline;
-  d["vsyncfin"] = t.vsync_finish_clock; d["enabled"] = t.enabled_objects; d["vsync"] = t.vsync;
-  d["vblank"] = t.vblank; d["nusiz0"] = t.nusiz0; d["nusiz1"] = t.nusiz1; d["colup0"] = t.colup0;
-  d["colup1"] = t.colup1; d["colupf"] = t.colupf; d["colubk"] = t.colubk; d["ctrlpf"] = t.ctrlpf;
-  d["prio"] = t.priority_score; d["refp0"] = t.refp0 != 0; d["refp1"] = t.refp1 != 0; d["pf"] = t.pf;
-  d["grp0"] = t.grp0; d["grp1"] = t.grp1; d["dgrp0"] = t.dgrp0; d["dgrp1"] = t.dgrp1;
-  d["enam0"] = t.enam0 != 0; d["enam1"] = t.enam1 != 0; d["enabl"] = t.enabl != 0; d["denabl"] = t.denabl != 0;
-  d["hmp0"] = t.hmp0; d["hmp1"] = t.hmp1; d["hmm0"] = t.hmm0; d["hmm1"] = t.hmm1; d["hmbl"] = t.hmbl;
-  d["vdelp0"] = t.vdelp0 != 0; d["vdelp1"] = t.vdelp1 != 0; d["vdelbl"] = t.vdelbl != 0;
-  d["resmp0"] = t.resmp0 != 0; d["resmp1"] = t.resmp1 != 0; d["collision"] = t.collision;
-  d["posp0"] = t.pos_p0; d["posp1"] = t.pos_p1; d["posm0"] = t.pos_m0; d["posm1"] = t.pos_m1;
-  d["posbl"] = t.pos_bl; d["cgrp0"] = t.current_grp0; d["cgrp1"] = t.current_grp1;
-  d["lasthmove"] = t.last_hmove_clock; d["hmoveblank"] = t.hmove_blank_pending != 0;
-  d["cosmic"] = t.cosmic_ark != 0; d["cosmiccnt"] = t.cosmic_ark_counter; d["dump"] = t.dump_enabled != 0;
-  d["dumpcycle"] = t.dump_disabled_cycle;
-  return d;
+  return CULE_FIELDS_DICT(CULE_TIA_FIELDS, e.machine(env).tia);
 }
 
 py::dict debug_state(const cule::Emulator& e, int env) {
   const auto& m = e.machine(env);
   const auto& s = e.state(env);
-  return py::dict(py::arg("cycles") = m.cycles, py::arg("scanlines") = m.tia.scanline_count_last_frame,
-                  py::arg("partial") = (bool)m.tia.partial_frame, py::arg("jammed") = (bool)m.cpu.jammed,
-                  py::arg("pc") = m.cpu.pc, py::arg("a") = m.cpu.a, py::arg("x") = m.cpu.x,
-                  py::arg("y") = m.cpu.y, py::arg("sp") = m.cpu.sp, py::arg("p") = m.cpu.p,
-                  py::arg("timer") = m.riot.timer, py::arg("shift") = m.riot.interval_shift,
-                  py::arg("timer_set") = m.riot.timer_set_cycle,
-                  py::arg("int_read") = m.riot.interrupt_read_cycle,
-                  py::arg("read_after_int") = (bool)m.riot.read_after_interrupt, py::arg("ddra") = m.riot.ddra,
-                  py::arg("mode_error") = (bool)s.mode_error, py::arg("short_frames") = s.short_frames,
-                  py::arg("reward") = s.game.reward, py::arg("terminal") = (bool)s.game.terminal);
+  py::dict d;
+  d["machine"] = CULE_FIELDS_DICT(CULE_MACHINE_FIELDS, m);
+  d["cpu"] = CULE_FIELDS_DICT(CULE_CPU_FIELDS, m.cpu);
+  d["riot"] = CULE_FIELDS_DICT(CULE_RIOT_FIELDS, m.riot);  // its RAM: Emulator.ram
+  d["tia"] = tia_state(e, env);
+  d["env"] = CULE_FIELDS_DICT(CULE_ENV_STATE_FIELDS, s);
+  d["game"] = CULE_FIELDS_DICT(CULE_GAME_STATE_FIELDS, s.game);
+  return d;
 }
 
 // The console: construction, the ALE interface's calls on one environment.
@@ -312,8 +299,10 @@ void bind_inspection(EmulatorClass& c) {
         return py::make_tuple(s.frame_number, s.episode_frame_number);
       }, py::arg("env"), "(frame_number, episode_frame_number)")
       .def("tia_state", &tia_state, py::arg("env"),
-           "The TIA's registers, named as in Stella's TIA::save (for debugging).")
-      .def("debug", &debug_state, py::arg("env"));
+           "The TIA's members by name (cule::Tia in chips/tia.hpp), for debugging.")
+      .def("debug", &debug_state, py::arg("env"),
+           "One environment's state for debugging: {'machine', 'cpu', 'riot' (without its RAM), 'tia', 'env', "
+           "'game'}, each a dict of the struct's members by name.");
 }
 
 }  // namespace

@@ -27,10 +27,13 @@ constexpr int kMaxSelectPresses = 1000;
 
 // One game's settings object: its own members (named by each game) and what
 // ALE reads from it after every frame.
+#define CULE_GAME_STATE_FIELDS(X) \
+  X(int32_t, reward)              \
+  X(uint8_t, terminal)
+
 struct GameState {
   int32_t member[kGameMembers];
-  int32_t reward;
-  uint8_t terminal;
+  CULE_GAME_STATE_FIELDS(CULE_DECLARE_FIELD)
   uint8_t pad_[3];
 };
 
