@@ -46,6 +46,17 @@ def ale_interface(game: str, *, seed: int = 0, frameskip: int = 1, repeat_action
     return ale
 
 
+def _check_recording(frames: int, reset_every: int | None) -> None:
+    if frames < 0:
+        raise ValueError(f"frames must be >= 0, got {frames}")
+    if reset_every is not None:
+        if reset_every < 1:
+            raise ValueError(f"reset_every must be >= 1, got {reset_every}")
+        if frames < 2 * reset_every:
+            raise ValueError(f"reset_every={reset_every} needs frames >= {2 * reset_every} "
+                             f"to give at least 2 resets; got frames={frames}")
+
+
 def record(game: str, frames: int, *, action_seed: int = 0, reset_every: int | None = None, seed: int = 0,
            mode: int | None = None, difficulty: int | None = None) -> dict:
     """Runs ALE for ``frames`` single-frame steps and records every step.
@@ -82,15 +93,7 @@ def record(game: str, frames: int, *, action_seed: int = 0, reset_every: int | N
     With ``reset_every``, ``frames`` must be at least ``2 * reset_every`` so the
     recording contains at least two resets.
     """
-    if frames < 0:
-        raise ValueError(f"frames must be >= 0, got {frames}")
-    if reset_every is not None:
-        if reset_every < 1:
-            raise ValueError(f"reset_every must be >= 1, got {reset_every}")
-        if frames < 2 * reset_every:
-            raise ValueError(f"reset_every={reset_every} needs frames >= {2 * reset_every} "
-                             f"to give at least 2 resets; got frames={frames}")
-
+    _check_recording(frames, reset_every)
     ale = ale_interface(game, seed=seed, mode=mode, difficulty=difficulty)
     action_set = [ale_py.Action(i) for i in range(N_ACTIONS)]
     actions = np.random.default_rng(action_seed).integers(0, N_ACTIONS, size=frames).astype(np.int64)

@@ -94,45 +94,41 @@ def _data_accesses(case):
     return [(a, v, kind == "write") for a, v, kind in case["cycles"]]
 
 
-def check_case(opcode, case):
-    """Returns a list of mismatch strings (empty when the case holds) and a label."""
-    ini, fin = case["initial"], case["final"]
-    problems = []
-    label = "nmos"
+def _check_jam(opcode, case):
+    """A JAM opcode: the CPU stops after fetching it, PC past it, nothing else changed."""
+    ini = case["initial"]
+    _, regs, cycles, accesses, jammed = _run_case(case)
+    expected = dict(ini, pc=(ini["pc"] + 1) & 0xFFFF)
+    problems = [f"{r}={regs[r]:#x} want {expected[r]:#x}" for r in ("pc", "s", "a", "x", "y") if regs[r] != expected[r]]
+    if not jammed or cycles != 2 or accesses != [(ini["pc"], opcode, False)]:
+        problems.append(f"JAM: jammed={jammed} cycles={cycles} accesses={accesses}")
+    return problems
 
-    if opcode in JAMS:
-        memory, regs, cycles, accesses, jammed = _run_case(case)
-        expected = dict(ini, pc=(ini["pc"] + 1) & 0xFFFF)
-        for r in ("pc", "s", "a", "x", "y"):
-            if regs[r] != expected[r]:
-                problems.append(f"{r}={regs[r]:#x} want {expected[r]:#x}")
-        if not jammed or cycles != 2 or accesses != [(ini["pc"], opcode, False)]:
-            problems.append(f"JAM: jammed={jammed} cycles={cycles} accesses={accesses}")
-        return problems, "jam"
 
-    pointer_ff = False
-    if opcode in INDX_OPS or opcode in INDY_OPS:
-        ram = dict(ini["ram"])
-        zp = ram[(ini["pc"] + 1) & 0xFFFF]
-        pointer = (zp + ini["x"]) & 0xFF if opcode in INDX_OPS else zp
-        pointer_ff = pointer == 0xFF
-        if pointer_ff:
-            label = "pointer_ff"
-            if 0x0100 in ram:
-                ram_0100_conflict = ram[0x0100] != ram.get(0x0000, 0)
-                if ram_0100_conflict:
-                    return [], "pointer_ff_unchecked"
-            # Stella reads the high byte at $0100; give it the byte the NMOS
-            # chip reads at $0000 so the NMOS results apply unchanged.
-            case = json.loads(json.dumps(case))
-            case["initial"]["ram"].append([0x0100, ram.get(0x0000, 0)])
-            case["final"]["ram"].append([0x0100, ram.get(0x0000, 0)])
-            ini, fin = case["initial"], case["final"]
+def _pointer_at_ff(opcode, case):
+    """(case, whether an indirect pointer sits at $FF, or None when the case cannot be checked). Stella reads
+    the pointer's high byte at $0100; the case gets there the byte the NMOS chip reads at $0000, so the NMOS
+    results apply unchanged."""
+    ini = case["initial"]
+    if opcode not in INDX_OPS and opcode not in INDY_OPS:
+        return case, False
+    ram = dict(ini["ram"])
+    zp = ram[(ini["pc"] + 1) & 0xFFFF]
+    if ((zp + ini["x"]) & 0xFF if opcode in INDX_OPS else zp) != 0xFF:
+        return case, False
+    if 0x0100 in ram and ram[0x0100] != ram.get(0x0000, 0):
+        return None, True
+    case = json.loads(json.dumps(case))
+    case["initial"]["ram"].append([0x0100, ram.get(0x0000, 0)])
+    case["final"]["ram"].append([0x0100, ram.get(0x0000, 0)])
+    return case, True
 
-    memory, regs, cycles, accesses, jammed = _run_case(case)
-    data_acc = _data_accesses(case)
-    want_cycles = len(case["cycles"])
 
+def _stella_accesses(opcode, case, memory, pointer_ff):
+    """The bus accesses and cycles Stella makes for the case (the NMOS data's, with Stella's known
+    departures), and a label naming the departure."""
+    ini = case["initial"]
+    data_acc, want_cycles, label = _data_accesses(case), len(case["cycles"]), "pointer_ff" if pointer_ff else "nmos"
     if pointer_ff:
         # The pointer's high-byte read: the first read of $0000 after $00FF.
         lo_at = next(i for i, (a, v, w) in enumerate(data_acc) if a == 0x00FF and not w)
@@ -152,45 +148,59 @@ def check_case(opcode, case):
             # Stella reads the carried address and pays the penalty.
             data_acc = data_acc[:3] + [(target, int(memory[target]), False)]
             want_cycles, label = 5, "stella_cycles"
+    return data_acc, want_cycles, label
 
-    decimal = opcode in DECIMAL_OPS and (ini["p"] & 0x08)
-    check_regs = ("pc", "s", "a", "x", "y")
-    if decimal:
-        label = "decimal"
-        carry = ini["p"] & 1
-        reads = [v for a, v, w in data_acc if not w]
-        writes = [v for a, v, w in data_acc if w]
-        if opcode in ADC_OPS | SBC_OPS:
-            a_in, m, kind = ini["a"], reads[-1], "adc" if opcode in ADC_OPS else "sbc"
-        elif opcode in RRA_OPS:
-            a_in, m, kind = ini["a"], writes[-1], "adc"
-            carry = reads[-1] & 1
-        else:
-            a_in, m, kind = ini["a"], writes[-1], "sbc"
-        want_a, want_c, want_n, want_v, want_z = _stella_decimal(kind, a_in, m, carry)
-        got_p = regs["p"]
-        got = (regs["a"], bool(got_p & 1), bool(got_p & 0x80), bool(got_p & 0x40), bool(got_p & 2))
-        if got != (want_a, want_c, want_n, want_v, want_z):
-            problems.append(f"decimal {kind}: got (A,C,N,V,Z)={got} want {(want_a, want_c, want_n, want_v, want_z)}")
-        if (got_p & 0x0C) != (ini["p"] & 0x0C):
-            problems.append("decimal: D or I changed")
-        if _valid_bcd(a_in) and _valid_bcd(m):
-            # With valid BCD, Stella's A and C are the chip's.
-            if regs["a"] != fin["a"] or (got_p & 1) != (fin["p"] & 1):
-                problems.append(f"decimal valid BCD: A/C {regs['a']:#x}/{got_p & 1} vs NMOS {fin['a']:#x}/{fin['p'] & 1}")
-        check_regs = ("pc", "s", "x", "y")
+
+def _check_decimal(opcode, case, regs, data_acc):
+    """ADC/SBC and their illegal kin in decimal mode, against Stella's decimal arithmetic."""
+    ini, fin = case["initial"], case["final"]
+    problems = []
+    carry = ini["p"] & 1
+    reads = [v for a, v, w in data_acc if not w]
+    writes = [v for a, v, w in data_acc if w]
+    if opcode in ADC_OPS | SBC_OPS:
+        a_in, m, kind = ini["a"], reads[-1], "adc" if opcode in ADC_OPS else "sbc"
+    elif opcode in RRA_OPS:
+        a_in, m, kind = ini["a"], writes[-1], "adc"
+        carry = reads[-1] & 1
     else:
-        if (regs["p"] & 0xCF) != (fin["p"] & 0xCF):
-            problems.append(f"p={regs['p']:#04x} want {fin['p']:#04x} (bits 4,5 ignored)")
+        a_in, m, kind = ini["a"], writes[-1], "sbc"
+    want = _stella_decimal(kind, a_in, m, carry)
+    got_p = regs["p"]
+    got = (regs["a"], bool(got_p & 1), bool(got_p & 0x80), bool(got_p & 0x40), bool(got_p & 2))
+    if got != want:
+        problems.append(f"decimal {kind}: got (A,C,N,V,Z)={got} want {want}")
+    if (got_p & 0x0C) != (ini["p"] & 0x0C):
+        problems.append("decimal: D or I changed")
+    if _valid_bcd(a_in) and _valid_bcd(m):
+        # With valid BCD, Stella's A and C are the chip's.
+        if regs["a"] != fin["a"] or (got_p & 1) != (fin["p"] & 1):
+            problems.append(f"decimal valid BCD: A/C {regs['a']:#x}/{got_p & 1} vs NMOS {fin['a']:#x}/{fin['p'] & 1}")
+    return problems
+
+
+def check_case(opcode, case):
+    """Returns a list of mismatch strings (empty when the case holds) and a label."""
+    if opcode in JAMS:
+        return _check_jam(opcode, case), "jam"
+    case, pointer_ff = _pointer_at_ff(opcode, case)
+    if case is None:
+        return [], "pointer_ff_unchecked"
+    ini, fin = case["initial"], case["final"]
+    memory, regs, cycles, accesses, jammed = _run_case(case)
+    data_acc, want_cycles, label = _stella_accesses(opcode, case, memory, pointer_ff)
+    problems = []
+    check_regs = ("pc", "s", "a", "x", "y")
+    if opcode in DECIMAL_OPS and (ini["p"] & 0x08):
+        label = "decimal"
+        problems += _check_decimal(opcode, case, regs, data_acc)
+        check_regs = ("pc", "s", "x", "y")
+    elif (regs["p"] & 0xCF) != (fin["p"] & 0xCF):
+        problems.append(f"p={regs['p']:#04x} want {fin['p']:#04x} (bits 4,5 ignored)")
     if (regs["p"] & 0x30) != 0x30:
         problems.append(f"p={regs['p']:#04x}: Stella's status always reads back with bits 4 and 5 set")
-
-    for r in check_regs:
-        if regs[r] != fin[r]:
-            problems.append(f"{r}={regs[r]:#x} want {fin[r]:#x}")
-    for addr, val in fin["ram"]:
-        if memory[addr] != val:
-            problems.append(f"mem[{addr:#06x}]={memory[addr]:#x} want {val:#x}")
+    problems += [f"{r}={regs[r]:#x} want {fin[r]:#x}" for r in check_regs if regs[r] != fin[r]]
+    problems += [f"mem[{addr:#06x}]={memory[addr]:#x} want {val:#x}" for addr, val in fin["ram"] if memory[addr] != val]
     if cycles != want_cycles:
         problems.append(f"cycles={cycles} want {want_cycles}")
     if accesses[0] != data_acc[0]:
