@@ -191,13 +191,17 @@ class AleTurnsEnv(Env):
         self.envs = [AtariVectorEnv(g, n, num_threads=threads, full_action_space=True) for g in games]
         self.per_game = n
         self.num_actions = 18
+        # ale-py's legal set has 9 actions for skiing and lost_luggage, and a worker thread given an index past
+        # it hangs the vector env: indices wrap around each game's set.
+        self.sizes = np.array([[e.single_action_space.n] for e in self.envs])
 
     def reset(self, seed):
         return torch.from_numpy(np.concatenate([e.reset(seed=seed + k * self.per_game)[0]
                                                 for k, e in enumerate(self.envs)]))
 
     def step(self, actions):
-        parts = [e.step(a) for e, a in zip(self.envs, actions.numpy().reshape(len(self.envs), -1))]
+        per_game = actions.numpy().reshape(len(self.envs), -1) % self.sizes
+        parts = [e.step(a) for e, a in zip(self.envs, per_game)]
         self.infos = [p[4] for p in parts]
         obs, reward, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in range(4))
         return torch.from_numpy(obs), torch.from_numpy(reward).float(), torch.from_numpy(terminated | truncated)
