@@ -82,18 +82,23 @@ class MixedBackend(Backend):
         self.offsets = np.cumsum([0, *counts])
         self.part_of = np.repeat(np.arange(len(parts), dtype=np.int32), counts)  # [N] game index
         self.local = (np.arange(self.offsets[-1]) - self.offsets[self.part_of]).astype(np.int32)  # [N] id in its game
+        self._split: tuple[np.ndarray, list] | None = None
         on_cpu = all(isinstance(p, CpuBackend) for p in parts)
         # CPU: every game's environments on one pool, so threads balance work across games.
         self._pool = _core.ThreadPool(num_threads or os.cpu_count() or 1) if on_cpu else None
         self._executor = concurrent.futures.ThreadPoolExecutor(1) if background and on_cpu else None
 
     def split(self, ids: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(game k, positions in ids, ids within game k) for each game with environments among ids."""
+        """(game k, positions in ids, ids within game k) for each game with environments among ids; kept for the
+        next call, which usually has the same ids (a whole batch, or the same round-robin chunk)."""
+        if self._split is not None and np.array_equal(self._split[0], ids):
+            return self._split[1]
         part = self.part_of[ids]
         out = []
         for k in np.unique(part):
             positions = np.flatnonzero(part == k).astype(np.int32)
             out.append((int(k), positions, self.local[ids[positions]]))
+        self._split = (ids.copy(), out)
         return out
 
     def _on_device(self, positions: np.ndarray) -> torch.Tensor:

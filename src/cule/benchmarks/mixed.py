@@ -45,15 +45,17 @@ def main() -> None:
     def fps(backend: str, game, envs: int) -> float:
         return adapters.frames_per_second(adapters.make(backend, game, envs, args.threads), args.steps)
 
-    mixed, ale, single = [], [], []
+    mixed, ale, single, per_game = [], [], [], {g: [] for g in args.games}
     for _ in range(args.repeats):
         mixed.append(fps("cule-mixed-cuda" if cuda else "cule-mixed", args.games, args.per_game))
         ale.append(fps("ale-turns", args.games, args.per_game))
-        per_game = [fps("cule-cuda" if cuda else "cule-cpu", g, n) for g in args.games]
-        single.append(len(per_game) / sum(1 / f for f in per_game))
+        for g in args.games:
+            per_game[g].append(fps("cule-cuda" if cuda else "cule-cpu", g, n))
+        single.append(len(args.games) / sum(1 / per_game[g][-1] for g in args.games))
     row = dict(games=len(args.games), per_game=args.per_game, envs=n, threads=args.threads, device=args.device,
                mixed_fps=statistics.median(mixed), ale_turns_fps=statistics.median(ale),
-               single_fps=statistics.median(single))
+               single_fps=statistics.median(single),
+               single_fps_by_game={g: statistics.median(f) for g, f in per_game.items()})
     row["mixed_vs_single"] = row["mixed_fps"] / row["single_fps"]
     row["mixed_vs_ale"] = row["mixed_fps"] / row["ale_turns_fps"]
     print(f"{len(args.games)} games x {args.per_game} env(s), {args.threads} threads, {args.device}:\n"
