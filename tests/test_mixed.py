@@ -49,9 +49,9 @@ def _run_mixed(games, per_game, seed, actions, **kwargs):
 
 
 @pytest.mark.parametrize("kwargs", [
-    dict(repeat_action_probability=0.25),
+    dict(repeat_action_probability=0.25, frameskip=3),
     dict(autoreset_mode="SameStep", episodic_life=True, reset_mode="cache", reset_cache_size=4),
-], ids=["sticky", "samestep-cache"])
+], ids=["sticky-frameskip3", "samestep-cache"])
 def test_each_environment_equals_its_single_game_env(kwargs):
     per_game, steps, seed = 2, 40, 11
     rng = np.random.default_rng(0)
