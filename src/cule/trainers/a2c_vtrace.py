@@ -8,6 +8,7 @@ current policy. This is the CuLE paper's way of keeping the emulators busy
 while the network trains on another batch; with one batch it is plain A2C.
 
     python -m cule.trainers.a2c_vtrace --game pong --device cpu --num-envs 32 --num-batches 4
+    python -m cule.trainers.a2c_vtrace --game pong,breakout,boxing,freeway --device cpu --num-envs 32
     python -m cule.trainers.a2c_vtrace --help
 """
 from __future__ import annotations
@@ -25,12 +26,13 @@ from cule.trainers.common import sampling
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
-from cule.trainers.common.run import ActorCriticArgs, Run
+from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
 
 
 @dataclass
 class Args(ActorCriticArgs):
-    """A2C + V-trace on an Atari game with cule."""
+    """A2C + V-trace on an Atari game, or one agent on several, with cule."""
+    game: str = field(default="pong", metadata={"help": MULTI_GAME_HELP})
     output_dir: str = field(default="runs/a2c_vtrace", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_batches: int = field(default=4, metadata={"help": "batches that step and update in turn (1: plain A2C)"})
     num_steps: int = field(default=20, metadata={"help": "steps per environment per update"})
@@ -93,7 +95,7 @@ def train(args: Args) -> dict:
 
     rollouts = [Rollout(T, B, contract.obs_shape, device) for _ in envs]
     obs = [env.reset(seed=args.seed + 1000 * k + first + start_update)[0] for k, env in enumerate(envs)]
-    scores = EpisodeScores(B * args.num_batches, device)
+    scores = EpisodeScores(B * args.num_batches, device, games=getattr(envs[0], "games", ()))
     result, loss = {}, torch.zeros(())
     completed = start_update
     for update in range(start_update, num_updates):
@@ -110,10 +112,10 @@ def train(args: Args) -> dict:
                 # drawn per (seed, step, global env id): the same actions however the envs are split over ranks
                 action = sampling.sample(logits, env_ids[k], update * T + t, args.seed)
             ro.actions[t], ro.behaviour_logp[t] = action, Categorical(logits=logits).log_prob(action)
-            next_obs, reward, terminated, truncated, _ = envs[k].step(action)
+            next_obs, reward, terminated, truncated, info = envs[k].step(action)
             done = terminated | truncated
             ro.rewards[t], ro.dones[t], ro.obs[t + 1] = torch.sign(reward.float()), done, next_obs
-            scores.add(reward, done, slice(k * B, (k + 1) * B))
+            scores.add(reward, done, slice(k * B, (k + 1) * B), info.get("game"))
         obs[k] = ro.obs[T].clone()
         ro.filled = True
         run.frames += frames_per_update
@@ -121,8 +123,8 @@ def train(args: Args) -> dict:
 
         if k == args.num_batches - 1 or update + 1 == num_updates:  # logging scalars: the only host transfers
             result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),
-                          loss=float(loss.item()))
-            log.log(run.frames, episode_return=result["episode_return"], loss=result["loss"])
+                          loss=float(loss.item()), **scores.by_game())  # by game: a mixed batch only
+            log.log(run.frames, **{name: v for name, v in result.items() if name not in ("frames", "update")})
         if run.end_of_update(update, num_updates):
             break
     run.finish(log, result)

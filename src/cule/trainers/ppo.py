@@ -7,6 +7,7 @@ it gives them (learning rate 5e-4, Adam eps 1.5e-4, 4 epochs, 4 minibatches,
 rewards and the rollout stay on the device; only logged scalars come back.
 
     python -m cule.trainers.ppo --game pong --device cpu --num-envs 16 --total-frames 200000
+    python -m cule.trainers.ppo --game pong,breakout,boxing,freeway --device cpu --num-envs 16
     python -m cule.trainers.ppo --help
 """
 from __future__ import annotations
@@ -22,12 +23,13 @@ from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
-from cule.trainers.common.run import ActorCriticArgs, Run
+from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
 
 
 @dataclass
 class Args(ActorCriticArgs):
-    """PPO on an Atari game with cule."""
+    """PPO on an Atari game, or one agent on several, with cule."""
+    game: str = field(default="pong", metadata={"help": MULTI_GAME_HELP})
     output_dir: str = field(default="runs/ppo", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_steps: int = field(default=128, metadata={"help": "steps per environment per update"})
     anneal_lr: bool = field(default=True, metadata={"help": "decay the learning rate linearly to 0"})
@@ -64,11 +66,11 @@ def collect(env, model: torch.nn.Module, ro: Rollout, obs: torch.Tensor, scores:
             action = dist.sample()
         ro.obs[t], ro.actions[t], ro.logprobs[t], ro.values[t] = obs, action, dist.log_prob(action), value
         ro.valid[t] = ~ro.after_done
-        obs, reward, terminated, truncated, _ = env.step(action)
+        obs, reward, terminated, truncated, info = env.step(action)
         done = terminated | truncated
         ro.rewards[t] = torch.sign(reward.float())
         ro.dones[t] = done
-        scores.add(reward, done)
+        scores.add(reward, done, game=info.get("game"))
         ro.after_done = torch.zeros_like(done) if same_step_reset else done
     return obs
 
@@ -130,7 +132,7 @@ def train(args: Args) -> dict:
     log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
     n = ranks.local_envs(args.num_envs)
     rollout = Rollout(args.num_steps, n, contract.obs_shape, device)
-    scores = EpisodeScores(n, device)
+    scores = EpisodeScores(n, device, games=getattr(env, "games", ()))
 
     obs, _ = env.reset(seed=first_env + start_update)
     result = {}
@@ -147,7 +149,8 @@ def train(args: Args) -> dict:
 
         # Host transfers: a few logging scalars per update.
         result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),
-                      loss=loss.item(), value_loss=v_loss.item(), entropy=entropy.item())
+                      loss=loss.item(), value_loss=v_loss.item(), entropy=entropy.item(),
+                      **scores.by_game())  # by game: a mixed batch only
         log.log(run.frames, **{k: v for k, v in result.items() if k not in ("frames", "update")},
                 learning_rate=optimizer.param_groups[0]["lr"])
         if run.end_of_update(update, num_updates):

@@ -14,6 +14,8 @@ import torch
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode
 
+from cule.trainers.common.human_scores import IMPALA_ATARI_57
+
 
 @dataclass(frozen=True)
 class EnvContract:
@@ -75,11 +77,36 @@ class SanityTask:
         pass
 
 
+def game_list(game: str) -> list[str]:
+    """The games of a trainer's --game: comma-separated ids ("pong,breakout"), or "atari57" for IMPALA's 57."""
+    if game.strip() == "atari57":
+        return list(IMPALA_ATARI_57)
+    games = [g.strip() for g in game.split(",") if g.strip()]
+    if not games:
+        raise ValueError(f"--game {game!r} names no game")
+    return games
+
+
+def split_evenly(games: list[str], num_envs: int) -> dict[str, int]:
+    """{game: environments}: num_envs shared out as evenly as the division allows, the first games getting one
+    more."""
+    if num_envs < len(games):
+        raise ValueError(f"{num_envs} environments cannot play {len(games)} games: every game needs at least one "
+                         f"(raise --num-envs)")
+    share, extra = divmod(num_envs, len(games))
+    return {g: share + (i < extra) for i, g in enumerate(games)}
+
+
 def make_env(game: str, num_envs: int, device: str, seed: int, num_threads: int = 0):
-    """'sanity' gives SanityTask; anything else an Atari game with ale-py's vector-env preprocessing, unclipped
-    rewards (the trainer clips them, and logs the game's score)."""
+    """'sanity' gives SanityTask; anything else Atari with ale-py's vector-env preprocessing, unclipped rewards
+    (the trainer clips them, and logs the game's score). Several games (see game_list) make one mixed batch
+    over ALE's 18 actions, its environments shared out evenly, whose info["game"] indexes env.games."""
     if game == "sanity":
         return SanityTask(num_envs, device, seed)
     import cule
 
-    return cule.AtariVectorEnv(game, num_envs, device=device, reward_clipping=False, num_threads=num_threads)
+    games = game_list(game)
+    if len(games) > 1:
+        return cule.AtariVectorEnv(split_evenly(games, num_envs), device=device, reward_clipping=False,
+                                   num_threads=num_threads)
+    return cule.AtariVectorEnv(games[0], num_envs, device=device, reward_clipping=False, num_threads=num_threads)

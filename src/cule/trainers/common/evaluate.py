@@ -7,6 +7,7 @@ episodes capped at 108,000 frames; the score is the game's unclipped return.
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import torch
@@ -16,19 +17,21 @@ from torch.distributions import Categorical
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str = "cpu", seed: int = 12345,
              noops: bool = False, greedy: bool = False, video: str | Path | None = None,
-             max_frames: int = 108_000, act=None) -> list[float]:
+             max_frames: int = 108_000, act=None, full_action_space: bool = False) -> list[float]:
     """Scores of `episodes` episodes, played in parallel (one environment each).
 
     `act`: obs [N, 4, 84, 84] -> actions [N] (a Q-network's policy); by default the actor-critic's
     policy is sampled (its argmax with `greedy`).
 
     With `video`, the first environment's RGB frames are written as an
-    animated GIF there (Pillow).
+    animated GIF there (Pillow). `full_action_space`: ALE's 18 actions, as a
+    multi-task agent (trained on a mixed batch) acts.
     """
     import cule
 
     env = cule.AtariVectorEnv(game, episodes, device=device, reward_clipping=False, max_num_frames_per_episode=max_frames,
-                              repeat_action_probability=0.0 if noops else 0.25, noop_max=30 if noops else 0)
+                              repeat_action_probability=0.0 if noops else 0.25, noop_max=30 if noops else 0,
+                              full_action_space=full_action_space)
     obs, _ = env.reset(seed=seed)
     returns = torch.zeros(episodes, device=device)
     running = torch.ones(episodes, dtype=torch.bool, device=device)
@@ -67,28 +70,72 @@ def rolling_mean(values: list[float], window: int) -> list[float]:
     return out
 
 
-def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
-    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib)."""
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in csv.DictReader(open(Path(output_dir) / "log.csv")) if r.get("episode_return") not in ("nan", "")]
-    frames = [float(r["frames"]) / 1e6 for r in rows]
-    minutes = [float(r["wall_time"]) / 60 for r in rows]
-    score = [float(r["episode_return"]) for r in rows]
-    smooth = rolling_mean(score, SMOOTHING)
+    return plt
+
+
+def _column(rows: list[dict], name: str, x: str = "frames") -> tuple[list[float], list[float]]:
+    """(x in millions of frames or minutes, values) of a log.csv column, over the rows where it has a value."""
+    kept = [r for r in rows if r.get(name) not in (None, "", "nan")]
+    scale = 1e6 if x == "frames" else 60
+    return [float(r[x]) / scale for r in kept], [float(r[name]) for r in kept]
+
+
+def _plot_smoothed(axis, x: list[float], values: list[float], color: str = "tab:blue", label: str = "") -> None:
+    """Each log line faintly, and the mean of SMOOTHING lines in bold."""
+    axis.plot(x, values, color=color, alpha=0.3, linewidth=0.8, label=f"{label}per log line")
+    axis.plot(x, rolling_mean(values, SMOOTHING), color=color, linewidth=1.8, label=f"{label}mean of {SMOOTHING} lines")
+
+
+def _save(fig, title: str, png: str | Path) -> Path:
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    return Path(png)
+
+
+def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
+    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib)."""
+    plt = _pyplot()
+    rows = list(csv.DictReader(open(Path(output_dir) / "log.csv")))
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for axis, x in ((a, frames), (b, minutes)):
-        axis.plot(x, score, color="tab:blue", alpha=0.3, linewidth=0.8, label="per log line")
-        axis.plot(x, smooth, color="tab:blue", linewidth=1.8, label=f"mean of {SMOOTHING} lines")
+    for axis, x in ((a, "frames"), (b, "wall_time")):
+        _plot_smoothed(axis, *_column(rows, "episode_return", x))
     a.set_xlabel("emulator frames (M)")
     a.set_ylabel("mean episode return")
     a.legend(loc="upper left", fontsize=8)
     b.set_xlabel("wall time (min)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    png = Path(png or Path(output_dir) / "curve.png")
-    fig.savefig(png, dpi=110)
-    return png
+    return _save(fig, title, png or Path(output_dir) / "curve.png")
+
+
+def plot_games(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
+    """A multi-task run's curves from output_dir/log.csv as a PNG: each game's mean episode return
+    (``return/<game>``) in a panel of its own, as the games' scales differ, and the mean and median
+    human-normalised scores over the games in the last."""
+    plt = _pyplot()
+    rows = list(csv.DictReader(open(Path(output_dir) / "log.csv")))
+    games = [name[len("return/"):] for name in rows[0] if name.startswith("return/")] if rows else []
+    if not games:
+        raise ValueError(f"{output_dir}/log.csv has no per-game returns")
+    cols = math.ceil(math.sqrt(len(games) + 1))
+    rows_of_panels = math.ceil((len(games) + 1) / cols)
+    fig, axes = plt.subplots(rows_of_panels, cols, figsize=(3.2 * cols, 2.5 * rows_of_panels), squeeze=False)
+    panels = list(axes.flat)
+    for axis, game in zip(panels, games):
+        _plot_smoothed(axis, *_column(rows, f"return/{game}"))
+        axis.set_title(game, fontsize=9)
+    last = panels[len(games)]
+    for name, color in (("hns_mean", "tab:orange"), ("hns_median", "tab:green")):
+        _plot_smoothed(last, *_column(rows, name), color=color, label=f"{name[4:]}: ")
+    last.set_title("human-normalised score (%)", fontsize=9)
+    last.legend(fontsize=6)
+    for axis in panels[len(games) + 1:]:
+        axis.set_visible(False)
+    for axis in panels[-cols:]:
+        axis.set_xlabel("emulator frames (M)", fontsize=8)
+    return _save(fig, title, png or Path(output_dir) / "curve.png")

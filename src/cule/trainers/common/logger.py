@@ -71,7 +71,8 @@ class Logger:
                     self._tb.add_scalar(k, v, frames)
         if self._bar is not None:
             self._bar.n = frames
-            self._bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k in ("fps", "episode_return", "loss")})
+            shown = ("fps", "episode_return", "loss", "hns_median")
+            self._bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k in shown})
             self._bar.refresh()
 
     def close(self) -> None:

@@ -13,9 +13,17 @@ import torch
 
 from cule.trainers.common import checkpoint
 from cule.trainers.common.distributed import Dist
-from cule.trainers.common.envs import EnvContract
-from cule.trainers.common.evaluate import evaluate, plot_curve
+from cule.trainers.common.envs import EnvContract, game_list
+from cule.trainers.common.evaluate import evaluate, plot_curve, plot_games
+from cule.trainers.common.human_scores import log_scalars
 from cule.trainers.common.models import network
+
+
+# --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
+MULTI_GAME_HELP = ("ALE game id, or several comma-separated (pong,breakout,boxing) for one agent on all of them: "
+                   "one mixed batch, --num-envs shared out evenly over the games, one network over ALE's full "
+                   "18 actions, per-game returns and human-normalised scores in the log; 'atari57' for IMPALA's "
+                   "57 games; 'sanity' for the tiny on-device check task")
 
 
 @dataclass
@@ -115,17 +123,39 @@ class Run:
         `act`: obs -> actions for the evaluation (default: sample the actor-critic's policy).
         """
         args = self.args
-        if args.eval_episodes and args.game != "sanity" and self.dist.main:
-            scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
-                              video=f"{args.output_dir}/agent.gif" if args.video else None)
-            result["eval_return"] = sum(scores) / len(scores)
-            log.log(self.frames, eval_return=result["eval_return"])
+        games = game_list(args.game) if args.game != "sanity" else []
+        if args.eval_episodes and games and self.dist.main:
+            if len(games) == 1:
+                scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
+                                  video=f"{args.output_dir}/agent.gif" if args.video else None)
+                result["eval_return"] = sum(scores) / len(scores)
+                log.log(self.frames, eval_return=result["eval_return"])
+                evaluation = dict(frames=self.frames, scores=scores, mean=result["eval_return"])
+            else:
+                evaluation = self._evaluate_games(games, act)
+                result.update(evaluation["log"])
+                log.log(self.frames, **evaluation["log"])
             with open(f"{args.output_dir}/eval.json", "w") as f:
-                json.dump(dict(frames=self.frames, scores=scores, mean=result["eval_return"]), f)
+                json.dump(evaluation, f)
         log.close()
         self.dist.close()
         if not args.quiet and self.dist.main:
             try:
-                plot_curve(args.output_dir, title=f"{args.game}: {type(self.model).__name__}")
+                if len(games) > 1:
+                    plot_games(args.output_dir, title=f"{len(games)} games, one {type(self.model).__name__}")
+                else:
+                    plot_curve(args.output_dir, title=f"{args.game}: {type(self.model).__name__}")
             except (ImportError, FileNotFoundError, ValueError):
                 pass  # no matplotlib, or no finished episode yet
+
+    def _evaluate_games(self, games: list[str], act=None) -> dict:
+        """A multi-task agent evaluated on each of its games in turn, over ALE's 18 actions as it was trained
+        (the GIF, if asked for, of the first game): scores per game, and the log's eval_return/<game> and
+        human-normalised eval_hns/<game>, eval_hns_mean, eval_hns_median."""
+        args = self.args
+        scores = {g: evaluate(self.model, g, args.eval_episodes, args.device, act=act, full_action_space=True,
+                              video=f"{args.output_dir}/agent.gif" if args.video and g == games[0] else None)
+                  for g in games}
+        means = {g: sum(s) / len(s) for g, s in scores.items()}
+        return dict(frames=self.frames, scores=scores,
+                    log={f"eval_{k}": v for k, v in log_scalars(means).items()})
