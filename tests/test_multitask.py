@@ -11,20 +11,21 @@ import pytest
 import torch
 
 import cule
+from cule.games import ATARI_57
 from cule.trainers.common.envs import game_list, split_evenly
 from cule.trainers.common.episodes import EpisodeScores
-from cule.trainers.common.human_scores import IMPALA_ATARI_57, RANDOM_AND_HUMAN, human_normalised, summary
+from cule.trainers.common.human_scores import RANDOM_AND_HUMAN, human_normalised, summary
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def test_impala_57_are_cule_games_and_the_table_covers_them():
-    assert len(IMPALA_ATARI_57) == len(set(IMPALA_ATARI_57)) == 57
-    assert set(IMPALA_ATARI_57) <= set(cule.list_games())
-    assert set(RANDOM_AND_HUMAN) == set(IMPALA_ATARI_57)
+    assert len(ATARI_57) == len(set(ATARI_57)) == 57
+    assert set(ATARI_57) <= set(cule.list_games())
+    assert set(RANDOM_AND_HUMAN) == set(ATARI_57)
     assert all(human > random for random, human in RANDOM_AND_HUMAN.values())
     hard = {"montezuma_revenge", "pitfall", "private_eye", "skiing", "surround", "video_pinball"}
-    assert hard <= set(IMPALA_ATARI_57)
+    assert hard <= set(ATARI_57)
 
 
 def test_atari57_is_one_mixed_batch():
@@ -32,7 +33,7 @@ def test_atari57_is_one_mixed_batch():
     from cule.trainers.common.envs import make_env
 
     env = make_env("atari57", 57, "cpu", seed=1, num_threads=2)
-    assert env.games == IMPALA_ATARI_57 and env.single_action_space.n == 18
+    assert env.games == list(ATARI_57) and env.single_action_space.n == 18
     env.reset(seed=1)
     for _ in range(5):
         obs, _, _, _, info = env.step(torch.randint(0, 18, (57,)))
@@ -66,7 +67,7 @@ def test_summary_mean_and_median_over_games():
 def test_games_argument_and_even_split():
     assert game_list("pong") == ["pong"]
     assert game_list("pong, breakout,boxing") == ["pong", "breakout", "boxing"]
-    assert game_list("atari57") == IMPALA_ATARI_57
+    assert game_list("atari57") == list(ATARI_57)
     assert split_evenly(["pong", "breakout", "boxing"], 8) == {"pong": 3, "breakout": 3, "boxing": 2}
     with pytest.raises(ValueError, match="at least one"):
         split_evenly(["pong", "breakout", "boxing"], 2)

@@ -14,7 +14,7 @@ import torch
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode
 
-from cule.trainers.common.human_scores import IMPALA_ATARI_57
+from cule.games import ATARI_57
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class SanityTask:
 def game_list(game: str) -> list[str]:
     """The games of a trainer's --game: comma-separated ids ("pong,breakout"), or "atari57" for IMPALA's 57."""
     if game.strip() == "atari57":
-        return list(IMPALA_ATARI_57)
+        return list(ATARI_57)
     games = [g.strip() for g in game.split(",") if g.strip()]
     if not games:
         raise ValueError(f"--game {game!r} names no game")

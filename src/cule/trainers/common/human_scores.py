@@ -1,8 +1,8 @@
 """Random and human reference scores of the Atari-57 games, and human-normalised scores.
 
 Source of the numbers: the table of DeepMind's DQN Zoo, ``dqn_zoo/atari_data.py``
-(https://github.com/google-deepmind/dqn_zoo, Quan & Ostrovski 2020), copied
-here game by game. As that file describes them: each score is an undiscounted
+(https://github.com/google-deepmind/dqn_zoo, Quan & Ostrovski 2020), taken
+game by game. As that file describes them: each score is an undiscounted
 return averaged over at least 3 episodes, every episode started after a
 uniformly random 1-30 no-ops and capped at 108,000 frames; "random" picks
 actions uniformly at random, "human" is a professional game tester. These are
@@ -80,8 +80,6 @@ RANDOM_AND_HUMAN: dict[str, tuple[float, float]] = {
     "zaxxon": (32.5, 9173.3),
 }
 
-# The 57 games of IMPALA's multi-task Atari run (and of the table above), as cule game ids.
-IMPALA_ATARI_57: list[str] = sorted(RANDOM_AND_HUMAN)
 
 
 def human_normalised(game: str, score: float) -> float:
