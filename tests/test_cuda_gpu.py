@@ -119,3 +119,19 @@ def test_cuda_states_equal_cpu_rows_and_replay(game):
     gpu.copy_state(0, torch.arange(1, n))
     obs = gpu.step(torch.zeros(n, dtype=torch.long).cuda())[0]
     assert all(torch.equal(obs[i], obs[0]) for i in range(n))
+
+
+def test_mixed_batch_on_cuda_equals_cpu():
+    """A batch of several games: each game's kernels in turn, the outputs joined in batch order on the device."""
+    games = ["pong", "ms_pacman", "pitfall2", "klax", "montezuma_revenge"]
+    cpu = cule.AtariVectorEnv(games, num_envs=3, repeat_action_probability=0.25)
+    gpu = cule.AtariVectorEnv(games, num_envs=3, repeat_action_probability=0.25, device="cuda")
+    assert torch.equal(cpu.reset(seed=2)[0], gpu.reset(seed=2)[0].cpu())
+    rng = np.random.default_rng(2)
+    for t in range(200):
+        a = torch.from_numpy(rng.integers(0, 18, size=cpu.num_envs))
+        rc, rg = cpu.step(a), gpu.step(a.cuda())
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), rc[:4], rg[:4]):
+            assert y.device.type == "cuda" and torch.equal(x, y.cpu()), f"step {t}: {name}"
+        assert torch.equal(rc[4]["game"], rg[4]["game"].cpu())
+    assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
