@@ -45,6 +45,7 @@ step "forks on the GPU against ale-py's restoreState"
 python3 -m cule.benchmarks.forks --device cuda --num-envs 4096 --output-dir "$DIR/forks"
 
 step "57 games in one batch on the GPU (32 envs each) against ale-py's vector envs in turn"
+python3 -m cule.kernels --precompile $(python3 -c "import cule; print(*cule.ATARI_57)") --jobs "$(nproc)"
 python3 -m cule.benchmarks.mixed --device cuda --per-game 32 --steps 50 --output-dir "$DIR/mixed"
 
 step "Nsight Compute: cule_run, pong, 4096 envs"
