@@ -807,14 +807,15 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       catch_up(0, true);
       const int i = hpos_of(t, clock) / 3;
       if (t.config.hmove_blanks && hmove_blanks_at(i)) t.hmove_blank_pending = 1;
-      int16_t* positions[5] = {&t.pos_p0, &t.pos_p1, &t.pos_m0, &t.pos_m1, &t.pos_bl};
-      const uint8_t motions[5] = {t.hmp0, t.hmp1, t.hmm0, t.hmm1, t.hmbl};
-      for (int k = 0; k < 5; ++k) {
-        int p = *positions[k] + hmove_motion(i, motions[k]);
-        if (p >= 160) p -= 160;
-        else if (p < 0) p += 160;
-        *positions[k] = (int16_t)p;
-      }
+      auto move = [i](int16_t& pos, uint8_t n) CULE_LAMBDA_INLINE {
+        const int p = pos + hmove_motion(i, n);
+        pos = (int16_t)(p >= 160 ? p - 160 : p < 0 ? p + 160 : p);
+      };
+      move(t.pos_p0, t.hmp0);
+      move(t.pos_p1, t.hmp1);
+      move(t.pos_m0, t.hmm0);
+      move(t.pos_m1, t.hmm1);
+      move(t.pos_bl, t.hmbl);
       t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
       rebuild_player_masks(t);
       t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
