@@ -101,8 +101,9 @@ class MixedBackend(Backend):
         self._split = (ids.copy(), out)
         return out
 
-    def _on_device(self, positions: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(positions).to(self.device, dtype=torch.long)
+    def on_device(self, positions: np.ndarray, device: torch.device | None = None) -> torch.Tensor:
+        """Batch positions as an index tensor on `device` (default: the batch's)."""
+        return torch.from_numpy(positions).to(device or self.device, dtype=torch.long)
 
     def actions(self, actions, batch_size: int):
         return self.parts[0].actions(actions, batch_size)  # every game has ALE's 18 actions, in id order
@@ -111,7 +112,7 @@ class MixedBackend(Backend):
         split = self.split(ids)
         if self._pool is None:  # devices: each game's kernels queued in turn on the stream
             for k, positions, local in split:
-                part_actions = None if actions is None else actions[self._on_device(positions)]
+                part_actions = None if actions is None else actions[self.on_device(positions)]
                 self.parts[k].run(local, part_actions, None if seeds is None else seeds[positions], force_reset)
             return None
         if actions is None:
@@ -133,7 +134,7 @@ class MixedBackend(Backend):
                                                    [positions for _, positions, _ in split], obs_shape, same_step)
             return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
                               None if final is None else torch.from_numpy(final))
-        results = [(self._on_device(positions), self.parts[k].gather(local, same_step)) for k, positions, local in split]
+        results = [(self.on_device(positions), self.parts[k].gather(local, same_step)) for k, positions, local in split]
 
         def merged(name: str) -> torch.Tensor:
             first = getattr(results[0][1], name)
@@ -261,14 +262,14 @@ class MixedAtariVectorEnv(AtariVectorEnv):
                   for k, positions, local in self.backend.split(ids)]
         rows = torch.zeros((len(ids), max(r.shape[1] for _, r in pieces)), dtype=torch.uint8, device=self.device)
         for positions, r in pieces:
-            rows[torch.from_numpy(positions).long().to(self.device), :r.shape[1]] = r
+            rows[self.backend.on_device(positions), :r.shape[1]] = r
         return rows
 
     def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
         pieces = []
         for k, positions, local in self.backend.split(ids):
             part = self._parts[k]
-            mine = rows[torch.from_numpy(positions).long().to(rows.device)]
+            mine = rows[self.backend.on_device(positions, rows.device)]
             mine = mine[:, :state_format.stated_bytes(mine)]
             with_rng = state_format.read_headers(mine, part._state_name, part._state_key, part.emulator.state_bytes)
             pieces.append((part, local, mine, with_rng))
