@@ -560,9 +560,10 @@ class AtariVectorEnv(VectorEnv):
 
 def _bytes_per_env(stack: int, height: int, width: int, channels: int) -> int:
     """Upper bound of one environment's memory: console and ALE state with its snapshot and RNGs (9 KB,
-    16 KB allowed), two TIA frames and two processed frames at the largest (PAL, RGB) size, and three
-    observation stacks (the ring, SameStep's final observations, the batch returned)."""
-    return 16_000 + 2 * 250 * 160 * 3 + 2 * 250 * 160 + 3 * stack * height * width * channels
+    16 KB allowed), two TIA frames and three processed frames at the largest (PAL, RGB) size (the third
+    is the resize's memo, with one observation), and three observation stacks (the ring, SameStep's final
+    observations, the batch returned)."""
+    return 16_000 + 3 * 250 * 160 * 3 + 2 * 250 * 160 + (3 * stack + 1) * height * width * channels
 
 
 def _estimate_memory(num_envs: int, stack: int, height: int, width: int, channels: int):

@@ -112,6 +112,8 @@ class BasicEmulator {
     final_.assign(o.same_step ? (size_t)n_ * stacked_bytes() : 0, 0);
     scratch_floats_ = (uint32_t)(2 * o.img_width * cn);
     scratch_.assign((size_t)n_ * scratch_floats_, 0.f);
+    memo_bytes_ = (uint32_t)preprocess::resize_memo_bytes(plan_);
+    memo_.assign((size_t)n_ * memo_bytes_, 0);
     stack_index_.assign(n_, 0);
     vstates_.assign(n_, VectorState{});
     results_.assign(n_, EnvResult{});
@@ -146,6 +148,8 @@ class BasicEmulator {
     b.final_stacks = final_.empty() ? nullptr : final_.data();
     b.scratch = scratch_.data();
     b.scratch_floats = scratch_floats_;
+    b.resize_memo = memo_.empty() ? nullptr : memo_.data();
+    b.memo_bytes = memo_bytes_;
     b.saved_machines = lanes_of(saved_machines_);
     b.saved_envs = lanes_of(saved_envs_);
     b.saved_rngs = lanes_of(saved_rngs_);
@@ -375,6 +379,7 @@ class BasicEmulator {
     size_t bytes;
   };
   struct NoField {};  // the taps: the resize plan points into them
+  struct HostOnly {};  // the resize memo: device batches run without it (null)
   template <class F>
   void walk_arrays(BatchView& b, F&& f) {
     NoField taps;
@@ -401,6 +406,8 @@ class BasicEmulator {
     f("stack_index", b.stack_index, stack_index_);
     f("final_stacks", b.final_stacks, final_);
     f("scratch", b.scratch, scratch_);
+    HostOnly memo;
+    f("resize_memo", b.resize_memo, memo);
     f("saved_machines", b.saved_machines, saved_machines_);
     f("saved_envs", b.saved_envs, saved_envs_);
     f("saved_rngs", b.saved_rngs, saved_rngs_);
@@ -422,6 +429,8 @@ class BasicEmulator {
   static void* host_data(Machine& m) { return &m; }
   static size_t host_bytes(const Machine&) { return sizeof(Machine); }
   static void* host_data(DeviceOnly&) { return nullptr; }
+  static void* host_data(HostOnly&) { return nullptr; }
+  static size_t host_bytes(const HostOnly&) { return 0; }
   static size_t host_bytes(const DeviceOnly& d) { return d.bytes; }
   template <class H>
   static bool is_device_only(const H&) { return std::is_same<H, DeviceOnly>::value; }
@@ -464,8 +473,9 @@ class BasicEmulator {
   uint8_t palette_gray_[256] = {};
   std::vector<AreaTap> taps_;
   ResizePlan plan_{};
-  uint32_t raw_bytes_ = 0, obs_bytes_ = 0, scratch_floats_ = 0;
+  uint32_t raw_bytes_ = 0, obs_bytes_ = 0, scratch_floats_ = 0, memo_bytes_ = 0;
   std::vector<float> scratch_;
+  std::vector<uint8_t> memo_;
   std::vector<uint8_t> raw_, stacks_, final_;
   std::vector<int32_t> stack_index_;
   std::vector<VectorState> vstates_;

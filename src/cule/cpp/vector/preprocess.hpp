@@ -357,8 +357,11 @@ CULE_HD void store_row(const ResizePlan& p, const float* sum, uint8_t* d) {
 // row's bytes, so it is kept while the next tap's row has the same bytes
 // (the same row, or a repeated scanline). Rows are independent, as in
 // OpenCV's parallel split.
+// `kept` (or null) marks the source rows equal to those of an earlier source
+// whose resize is `kept_dst`: a destination row all of whose taps read kept
+// rows is that resize's row.
 CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, int row_begin,
-                              int row_end) {
+                              int row_end, const uint8_t* kept = nullptr, const uint8_t* kept_dst = nullptr) {
   const int width = p.dst_w * p.channels, row_bytes = p.src_w * p.channels;
   float* buf = scratch;
   float* sum = scratch + width;
@@ -366,6 +369,16 @@ CULE_HD void resize_area_rows(const ResizePlan& p, const uint8_t* src, uint8_t* 
   int j = 0;
   while (j < p.ytab_size && p.ytab[j].dst < row_begin) ++j;
   for (int dy = row_begin; dy < row_end; ++dy) {
+    if (kept) {
+      int end = j;
+      bool all = true;
+      for (; end < p.ytab_size && p.ytab[end].dst == dy; ++end) all = all && kept[p.ytab[end].src];
+      if (all) {
+        for (int x = 0; x < width; ++x) dst[(size_t)dy * width + x] = kept_dst[(size_t)dy * width + x];
+        j = end;
+        continue;
+      }
+    }
     bool first = true;
     for (; j < p.ytab_size && p.ytab[j].dst == dy; ++j) {
       const float beta = p.ytab[j].alpha;
@@ -394,9 +407,68 @@ CULE_PHASE void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, fl
   }
 }
 
-// getScreenGrayscale / getScreenRGB of palette indices, `width` pixels a
-// row. A 2600 picture repeats most scanlines: on the host a row equal to the
-// one above copies that row's output instead of looking up every pixel.
+#if !CULE_DEVICE_CODE
+// The host's resize with a memo of its last source and result (`memo`:
+// resize_memo_bytes): consecutive pictures share most rows (three quarters
+// of ms_pacman's 84 observation rows, more in most games), and a
+// destination row whose source rows are all unchanged is copied from the
+// memo. A zeroed memo is consistent (zeros resize to zeros) and the memo is
+// written only here, so it needs no reset.
+inline size_t resize_memo_bytes(const ResizePlan& p) {
+  return (size_t)p.channels * ((size_t)p.src_w * p.src_h + (size_t)p.dst_w * p.dst_h);
+}
+constexpr int kMemoRows = 256;  // the tallest source the memo takes (PAL's 250 fit)
+inline void resize_memoized(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, uint8_t* memo) {
+  if (p.kind != ResizeKind::kArea || p.src_h > kMemoRows) {
+    resize(p, src, dst, scratch);
+    return;
+  }
+  const size_t row = (size_t)p.src_w * p.channels, out_bytes = (size_t)p.dst_w * p.dst_h * p.channels;
+  uint8_t* memo_src = memo;
+  uint8_t* memo_dst = memo + row * p.src_h;
+  uint8_t kept[kMemoRows];
+  for (int y = 0; y < p.src_h; ++y) {
+    kept[y] = __builtin_memcmp(src + y * row, memo_src + y * row, row) == 0;
+    if (!kept[y]) __builtin_memcpy(memo_src + y * row, src + y * row, row);
+  }
+  resize_area_rows(p, src, dst, scratch, 0, p.dst_h, kept, memo_dst);
+  __builtin_memcpy(memo_dst, dst, out_bytes);
+}
+#endif
+
+// getScreenGrayscale / getScreenRGB of one row of `width` palette indices.
+CULE_HD void palette_row(const uint8_t* __restrict__ in, int width, bool grayscale, const uint8_t* __restrict__ gray,
+                         const uint8_t* __restrict__ rgb, uint8_t* __restrict__ o) {
+  if (grayscale) {
+    int i = 0;
+#if !CULE_DEVICE_CODE
+    // Eight pixels of one colour (most of a row) take one lookup.
+    for (; i + 8 <= width; i += 8) {
+      uint64_t group;
+      __builtin_memcpy(&group, in + i, 8);
+      const uint64_t ones = 0x0101010101010101ull;
+      if (group == (group & 0xFF) * ones) {
+        const uint64_t g = gray[group & 0xFF] * ones;
+        __builtin_memcpy(o + i, &g, 8);
+      } else {
+        for (int j = i; j < i + 8; ++j) o[j] = gray[in[j]];
+      }
+    }
+#endif
+    for (; i < width; ++i) o[i] = gray[in[i]];
+  } else {
+    for (int i = 0; i < width; ++i) {
+      const uint8_t* c = rgb + 3 * in[i];
+      o[3 * i] = c[0];
+      o[3 * i + 1] = c[1];
+      o[3 * i + 2] = c[2];
+    }
+  }
+}
+
+// The same for a picture of `pixels` indices. A 2600 picture repeats most
+// scanlines: on the host a row equal to the one above copies that row's
+// output instead of looking up every pixel.
 CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, int width, bool grayscale,
                            const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
                            uint8_t* __restrict__ out) {
@@ -410,31 +482,7 @@ CULE_HD void apply_palette(const uint8_t* __restrict__ indices, int pixels, int 
       continue;
     }
 #endif
-    if (grayscale) {
-      int i = 0;
-#if !CULE_DEVICE_CODE
-      // Eight pixels of one colour (most of a row) take one lookup.
-      for (; i + 8 <= width; i += 8) {
-        uint64_t group;
-        __builtin_memcpy(&group, in + i, 8);
-        const uint64_t ones = 0x0101010101010101ull;
-        if (group == (group & 0xFF) * ones) {
-          const uint64_t g = gray[group & 0xFF] * ones;
-          __builtin_memcpy(o + i, &g, 8);
-        } else {
-          for (int j = i; j < i + 8; ++j) o[j] = gray[in[j]];
-        }
-      }
-#endif
-      for (; i < width; ++i) o[i] = gray[in[i]];
-    } else {
-      for (int i = 0; i < width; ++i) {
-        const uint8_t* c = rgb + 3 * in[i];
-        o[3 * i] = c[0];
-        o[3 * i + 1] = c[1];
-        o[3 * i + 2] = c[2];
-      }
-    }
+    palette_row(in, width, grayscale, gray, rgb, o);
   }
 }
 
@@ -445,14 +493,33 @@ CULE_HD void max_in_place(uint8_t* __restrict__ dst, const uint8_t* __restrict__
 }
 
 // apply_palette into `out`, then maxpool_frames with `before`: one pass on
-// a device thread; on the host two, as the max then runs 16 bytes at a time.
+// a device thread. On the host, `earlier` (or null) holds the indices
+// `before` was made from: a row they share is `before`'s row (the max of a
+// row with itself), and the others take two passes, as the max runs 16
+// bytes at a time.
 CULE_HD void apply_palette_max(const uint8_t* __restrict__ indices, int pixels, int width, bool grayscale,
                                const uint8_t* __restrict__ gray, const uint8_t* __restrict__ rgb,
-                               const uint8_t* __restrict__ before, uint8_t* __restrict__ out) {
+                               const uint8_t* __restrict__ before, uint8_t* __restrict__ out,
+                               const uint8_t* __restrict__ earlier) {
 #if !CULE_DEVICE_CODE
-  apply_palette(indices, pixels, width, grayscale, gray, rgb, out);
-  max_in_place(out, before, grayscale ? pixels : 3 * pixels);
+  if (!earlier) {
+    apply_palette(indices, pixels, width, grayscale, gray, rgb, out);
+    max_in_place(out, before, grayscale ? pixels : 3 * pixels);
+    return;
+  }
+  const int cn = grayscale ? 1 : 3;
+  for (int row = 0; row < pixels; row += width) {
+    uint8_t* o = out + (size_t)row * cn;
+    const uint8_t* b = before + (size_t)row * cn;
+    if (__builtin_memcmp(indices + row, earlier + row, (size_t)width) == 0) {
+      __builtin_memcpy(o, b, (size_t)(width * cn));
+    } else {
+      palette_row(indices + row, width, grayscale, gray, rgb, o);
+      max_in_place(o, b, width * cn);
+    }
+  }
 #else
+  (void)earlier;
   if (grayscale) {
     for (int i = 0; i < pixels; ++i) {
       const uint8_t v = gray[indices[i]];

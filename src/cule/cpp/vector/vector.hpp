@@ -163,12 +163,13 @@ struct BatchView {
   int32_t* stack_index;    // [N] the ring's next slot
   uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
   float* scratch;          // [N][scratch_floats] the resize's two rows (a thread's stack could not hold them)
+  uint8_t* resize_memo;    // [N][memo_bytes] the host's resize memo (resize_memoized), or null
   // [N] room for a step's snapshot: in global memory, a kernel thread would
   // otherwise hold 3 KB more of copies in local memory.
   LaneArray<Machine> saved_machines;
   LaneArray<EnvState> saved_envs;
   LaneArray<Mt19937> saved_rngs;  // the index, and the words only when the step may regenerate them
-  uint32_t frame_bytes, raw_bytes, obs_bytes, scratch_floats;
+  uint32_t frame_bytes, raw_bytes, obs_bytes, scratch_floats, memo_bytes;
   // The CUDA backend's render pass (render_log.hpp): steps record their
   // frames here and cule_render draws them. Null on the CPU backend, whose
   // steps draw as they go.
@@ -213,6 +214,12 @@ struct EnvFrames {
     const EnvFrames& v;
     FrameRecorder* recorder;
     bool pooled = false, have_before = false;
+#if !CULE_DEVICE_CODE
+    // The TIA buffer raw(1) was made from (the host's pooling compares rows
+    // with it). Frames alternate buffers, so it still holds those indices
+    // when the next frame is captured from the other one.
+    const uint8_t* before_indices = nullptr;
+#endif
 
     CULE_HD void operator()(int k, const uint8_t* indices) {
       if (recorder) {
@@ -221,12 +228,20 @@ struct EnvFrames {
       }
       const BatchView& b = v.b;
       if (k == 0 && b.opt.maxpool && have_before) {
+#if !CULE_DEVICE_CODE
+        const uint8_t* earlier = before_indices != indices ? before_indices : nullptr;
+#else
+        const uint8_t* earlier = nullptr;
+#endif
         preprocess::apply_palette_max(indices, (int)b.frame_bytes, kScreenWidth, b.opt.grayscale, b.palette_gray,
-                                      b.palette_rgb, v.raw(1), v.raw(0));
+                                      b.palette_rgb, v.raw(1), v.raw(0), earlier);
         pooled = true;
       } else {
         v.palette(indices, v.raw(k));
         have_before = have_before || k == 1;
+#if !CULE_DEVICE_CODE
+        if (k == 1) before_indices = indices;
+#endif
       }
     }
     // The step runs again: it captures the same frames again, superseding
@@ -234,6 +249,9 @@ struct EnvFrames {
     // short frame does not reach).
     CULE_HD void restart() {
       pooled = have_before = false;
+#if !CULE_DEVICE_CODE
+      before_indices = nullptr;
+#endif
       if (recorder)
         for (uint32_t f = 0; f < recorder->log->frames; ++f) recorder->frames[f].captures = 0;
     }
@@ -262,7 +280,14 @@ struct EnvFrames {
     uint8_t* newest = raw(0);
     if (b.opt.maxpool && !pooled) preprocess::max_in_place(newest, raw(1), (int)b.raw_bytes);
     int32_t& slot = b.stack_index[env];
-    preprocess::resize(b.plan, newest, stack() + (size_t)slot * b.obs_bytes, b.scratch + (size_t)env * b.scratch_floats);
+    uint8_t* out = stack() + (size_t)slot * b.obs_bytes;
+    float* scratch = b.scratch + (size_t)env * b.scratch_floats;
+#if !CULE_DEVICE_CODE
+    if (b.resize_memo)
+      preprocess::resize_memoized(b.plan, newest, out, scratch, b.resize_memo + (size_t)env * b.memo_bytes);
+    else
+#endif
+      preprocess::resize(b.plan, newest, out, scratch);
     slot = (slot + 1) % b.opt.stack_num;
   }
 
