@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything a GPU session measures, in one command: builds cule on the GPU
 # machine, runs the GPU tests, the scaling benchmark with ale-py's vector env
-# on the same machine's CPU cores, forks per second, a 57-game batch, and an Nsight Compute profile of
+# on the same machine's CPU cores, forks per second, a 57-game batch, the CPU backend against ale-py on
+# all cores at 16 to 1,024 environments, and an Nsight Compute profile of
 # cule_run, and writes every figure and log into one folder.
 #
 #   bash tools/gpu_session.sh [FOLDER]      # default: $OUT, else runs/gpu_session
@@ -47,6 +48,9 @@ python3 -m cule.benchmarks.forks --device cuda --num-envs 4096 --output-dir "$DI
 step "57 games in one batch on the GPU (32 envs each) against ale-py's vector envs in turn"
 python3 -m cule.kernels --precompile $(python3 -c "import cule; print(*cule.ATARI_57)") --jobs "$(nproc)"
 python3 -m cule.benchmarks.mixed --device cuda --per-game 32 --steps 50 --output-dir "$DIR/mixed"
+
+step "CPU backend at scale: cule and ale-py on all $(nproc) cores, 16 to 1,024 envs"
+python3 -m cule.benchmarks.fps --games pong ms_pacman --scale --output-dir "$DIR/fps_scale"
 
 step "Nsight Compute: cule_run, pong, 4096 envs"
 ncu --kernel-name cule_run --launch-skip 6 --launch-count 1 --section LaunchStats --section Occupancy \
