@@ -112,8 +112,7 @@ class BasicEmulator {
     final_.assign(o.same_step ? (size_t)n_ * stacked_bytes() : 0, 0);
     scratch_floats_ = (uint32_t)(2 * o.img_width * cn);
     scratch_.assign((size_t)n_ * scratch_floats_, 0.f);
-    memo_bytes_ = (uint32_t)preprocess::resize_memo_bytes(plan_);
-    memo_.assign((size_t)n_ * memo_bytes_, 0);
+    memo_.assign((size_t)n_ * preprocess::resize_memo_bytes(plan_), 0);
     stack_index_.assign(n_, 0);
     vstates_.assign(n_, VectorState{});
     results_.assign(n_, EnvResult{});
@@ -149,7 +148,6 @@ class BasicEmulator {
     b.scratch = scratch_.data();
     b.scratch_floats = scratch_floats_;
     b.resize_memo = memo_.empty() ? nullptr : memo_.data();
-    b.memo_bytes = memo_bytes_;
     b.saved_machines = lanes_of(saved_machines_);
     b.saved_envs = lanes_of(saved_envs_);
     b.saved_rngs = lanes_of(saved_rngs_);
@@ -473,7 +471,7 @@ class BasicEmulator {
   uint8_t palette_gray_[256] = {};
   std::vector<AreaTap> taps_;
   ResizePlan plan_{};
-  uint32_t raw_bytes_ = 0, obs_bytes_ = 0, scratch_floats_ = 0, memo_bytes_ = 0;
+  uint32_t raw_bytes_ = 0, obs_bytes_ = 0, scratch_floats_ = 0;
   std::vector<float> scratch_;
   std::vector<uint8_t> memo_;
   std::vector<uint8_t> raw_, stacks_, final_;

@@ -163,13 +163,13 @@ struct BatchView {
   int32_t* stack_index;    // [N] the ring's next slot
   uint8_t* final_stacks;   // [N][stack_num][obs_bytes] SameStep's last observations, or null
   float* scratch;          // [N][scratch_floats] the resize's two rows (a thread's stack could not hold them)
-  uint8_t* resize_memo;    // [N][memo_bytes] the host's resize memo (resize_memoized), or null
+  uint8_t* resize_memo;    // [N][resize_memo_bytes(plan)] the host's resize memo (resize_memoized), or null
   // [N] room for a step's snapshot: in global memory, a kernel thread would
   // otherwise hold 3 KB more of copies in local memory.
   LaneArray<Machine> saved_machines;
   LaneArray<EnvState> saved_envs;
   LaneArray<Mt19937> saved_rngs;  // the index, and the words only when the step may regenerate them
-  uint32_t frame_bytes, raw_bytes, obs_bytes, scratch_floats, memo_bytes;
+  uint32_t frame_bytes, raw_bytes, obs_bytes, scratch_floats;
   // The CUDA backend's render pass (render_log.hpp): steps record their
   // frames here and cule_render draws them. Null on the CPU backend, whose
   // steps draw as they go.
@@ -284,7 +284,8 @@ struct EnvFrames {
     float* scratch = b.scratch + (size_t)env * b.scratch_floats;
 #if !CULE_DEVICE_CODE
     if (b.resize_memo)
-      preprocess::resize_memoized(b.plan, newest, out, scratch, b.resize_memo + (size_t)env * b.memo_bytes);
+      preprocess::resize_memoized(b.plan, newest, out, scratch,
+                                  b.resize_memo + env * preprocess::resize_memo_bytes(b.plan));
     else
 #endif
       preprocess::resize(b.plan, newest, out, scratch);
