@@ -200,3 +200,35 @@ def test_benchmark_writes_its_figures(tmp_path, monkeypatch, capsys):
     row = json.loads((tmp_path / "mixed.json").read_text())["rows"][0]
     assert row["envs"] == 2 and row["mixed_vs_single"] == pytest.approx(row["mixed_fps"] / row["single_fps"])
     assert "mixed / ale-py" in capsys.readouterr().out
+
+
+def test_a_busy_pool_runs_another_job_on_the_calling_thread():
+    """Two batches stepped at the same moment on one pool, from two threads: the call that finds the pool busy
+    runs on its own thread, and both batches end as they would alone."""
+    import threading
+
+    pool = cule._core.ThreadPool(2)
+    n, steps = 8, 30
+    ids = np.arange(n, dtype=np.int32)
+    actions = np.random.default_rng(0).integers(0, 18, (steps, n)).astype(np.int32)  # ALE action ids
+    envs = [cule.AtariVectorEnv("breakout", n, num_threads=1) for _ in range(3)]
+    for env in envs:
+        env.reset(seed=1)
+    for a in actions:  # the reference, alone
+        envs[0].backend.emulator.vector_run(ids, a, None, False, 1)
+    start = threading.Barrier(2)
+
+    def stepper(env):
+        for a in actions:
+            start.wait()
+            cule._core.run_batches(pool, [env.backend.emulator], [ids], [a], [None], False)
+
+    threads = [threading.Thread(target=stepper, args=(env,)) for env in envs[1:]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a pool given two jobs at once hung"
+    for env in envs[1:]:
+        assert torch.equal(env.get_ram(), envs[0].get_ram())
+        assert torch.equal(env.get_screen(), envs[0].get_screen())

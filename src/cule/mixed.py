@@ -131,7 +131,8 @@ class MixedBackend(Backend):
             obs_shape = self.parts[0].obs_shape
             obs, final, outputs = _core.results_at([self.parts[k].emulator for k, _, _ in split],
                                                    [local for _, _, local in split],
-                                                   [positions for _, positions, _ in split], obs_shape, same_step)
+                                                   [positions for _, positions, _ in split], obs_shape, same_step,
+                                                   self._pool if self._executor is None else None)
             return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
                               None if final is None else torch.from_numpy(final))
         results = [(self.on_device(positions), self.parts[k].gather(local, same_step)) for k, positions, local in split]

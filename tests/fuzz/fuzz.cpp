@@ -444,7 +444,7 @@ CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const st
     StepOutputs outputs{obs.data(),         rewards.data(),       terminated.data(),
                         truncated.data(),   lives.data(),         frame_numbers.data(),
                         episode_frames.data(), o.same_step ? final_obs.data() : nullptr};
-    emu.gather(ids.data(), count, outputs);
+    cule::run_batches(emu.pool(), std::vector{emu.prepare_gather(ids.data(), count, outputs, nullptr)}, {count});
     out.mix(obs.data(), obs_bytes * count);
     out.mix(rewards.data(), 4 * count);
     out.mix(terminated.data(), count);

@@ -16,8 +16,16 @@ step with start-up (imports, ROM load, reset) subtracted. cule's steps are
 also broken down by stage from callgrind's per-source-file attribution,
 which follows inlined code to the header it came from.
 
+With ``--envs N --threads T [T ...]`` it instead counts cule alone, N
+environments stepped on each number of threads, per environment-step (every
+thread's instructions summed): what threads add to the work, in locks,
+waiting and handing out environments, independent of how many cores run
+them. valgrind runs one thread at a time, so this says nothing of caches
+shared between cores; only the totals are compared.
+
     python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
     python -m cule.benchmarks.instructions --games pong --steps 40 200
+    python -m cule.benchmarks.instructions --games pong --envs 256 --threads 1 16 --steps 2 6
 """
 from __future__ import annotations
 
@@ -45,9 +53,10 @@ GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 CULE_CHILD = """
 import gc, sys, numpy as np, torch, cule
 game, steps = sys.argv[1], int(sys.argv[2])
-env = cule.AtariVectorEnv(game, 1, num_threads=1)
+envs, threads = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 3 else (1, 1)
+env = cule.AtariVectorEnv(game, envs, num_threads=threads)
 env.reset(seed=0)
-actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, 1)))
+actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, envs)))
 gc.collect()
 gc.freeze()  # start-up objects out of the collector's way (see GC_NOTE)
 for k in range(steps):
@@ -117,10 +126,10 @@ STAGES = [
 ]
 
 
-def callgrind(code: str, game: str, steps: int, out: Path) -> int:
-    """Instructions of one child run (the total callgrind reports)."""
+def callgrind(code: str, game: str, steps: int, out: Path, *extra: int) -> int:
+    """Instructions of one child run, all threads (the total callgrind reports)."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", code, game,
-           str(steps)]
+           str(steps), *map(str, extra)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
@@ -150,6 +159,16 @@ def stage_of(name: str) -> str:
     return "python and torch"
 
 
+def stages(short: Path, long: Path, per: float) -> dict[str, float]:
+    """The difference of two runs' costs by stage, divided by `per`."""
+    a, b = per_file_costs(short), per_file_costs(long)
+    breakdown = {stage: 0.0 for stage, _ in STAGES}
+    breakdown["python and torch"] = 0.0
+    for name in set(a) | set(b):
+        breakdown[stage_of(name)] += (b.get(name, 0) - a.get(name, 0)) / per
+    return breakdown
+
+
 def measure(game: str, steps: tuple[int, int], work: Path) -> dict:
     row = {"game": game}
     for side, code in (("cule", CULE_CHILD), ("ale", ALE_CHILD)):
@@ -157,14 +176,18 @@ def measure(game: str, steps: tuple[int, int], work: Path) -> dict:
         totals = [callgrind(code, game, n, f) for n, f in zip(steps, files)]
         row[f"{side}_per_step"] = (totals[1] - totals[0]) / (steps[1] - steps[0])
         if side == "cule":
-            short, long = per_file_costs(files[0]), per_file_costs(files[1])
-            breakdown = {stage: 0.0 for stage, _ in STAGES}
-            breakdown["python and torch"] = 0.0
-            for name in set(short) | set(long):
-                breakdown[stage_of(name)] += (long.get(name, 0) - short.get(name, 0)) / (steps[1] - steps[0])
-            row["cule_stages"] = breakdown
+            row["cule_stages"] = stages(*files, steps[1] - steps[0])
     row["ratio"] = row["cule_per_step"] / row["ale_per_step"]
     return row
+
+
+def measure_threads(game: str, steps: tuple[int, int], envs: int, threads: int, work: Path) -> dict:
+    """cule alone: instructions per environment-step with `envs` environments on `threads` threads."""
+    files = [work / f"cule-{game}-{envs}-{threads}-{n}.out" for n in steps]
+    totals = [callgrind(CULE_CHILD, game, n, f, envs, threads) for n, f in zip(steps, files)]
+    per = (steps[1] - steps[0]) * envs
+    return dict(game=game, envs=envs, threads=threads, cule_per_env_step=(totals[1] - totals[0]) / per,
+                cule_stages=stages(*files, per))
 
 
 def table(rows: list[dict]) -> str:
@@ -182,20 +205,42 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def threads_table(rows: list[dict]) -> str:
+    lines = ["| game | envs | threads | cule instr per env-step | vs 1 thread | backend glue (bindings, threads) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        one = next((o for o in rows if o["game"] == r["game"] and o["threads"] == 1), None)
+        vs = f"{r['cule_per_env_step'] / one['cule_per_env_step']:.3f}" if one else ""
+        glue = r["cule_stages"]["backend glue (bindings, threads)"]
+        lines.append(f"| {r['game']} | {r['envs']} | {r['threads']} | {r['cule_per_env_step'] / 1e6:.3f}M | {vs} | "
+                     f"{glue / 1e3:.1f}k |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.instructions", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=GAMES, help="ALE game ids")
     parser.add_argument("--steps", nargs=2, type=int, default=[50, 250], metavar=("SHORT", "LONG"),
                         help="vector steps of the two runs whose difference is counted")
+    parser.add_argument("--envs", type=int, default=1,
+                        help="with --threads: environments of the batch (cule only, per environment-step)")
+    parser.add_argument("--threads", nargs="+", type=int,
+                        help="count cule alone on each of these numbers of threads (e.g. 1 16) instead of "
+                             "comparing one environment against ALE")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
     if args.steps[1] <= args.steps[0]:
         parser.error("--steps SHORT LONG needs LONG > SHORT")
+    if args.envs < 1 or (args.threads and min(args.threads) < 1):
+        parser.error("--envs and --threads need positive numbers")
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if args.threads:
+        count_threads(args, out)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for game in args.games:
@@ -211,6 +256,25 @@ def main() -> None:
     (out / "instructions.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     (out / "instructions.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
     print(f"\nwrote {out / 'instructions.json'} and {out / 'instructions.md'}")
+
+
+def count_threads(args, out: Path) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for game in args.games:
+            for threads in args.threads:
+                t0 = time.perf_counter()
+                rows.append(measure_threads(game, tuple(args.steps), args.envs, threads, Path(work)))
+                print(f"{game:16s} {args.envs} envs, {threads:2d} threads: "
+                      f"{rows[-1]['cule_per_env_step'] / 1e6:.3f}M per env-step ({time.perf_counter() - t0:.0f} s)",
+                      flush=True)
+    text = threads_table(rows)
+    print("\n" + text)
+    meta = dict(date=time.strftime("%Y-%m-%d"), steps=args.steps, command=" ".join(["python", "-m",
+                "cule.benchmarks.instructions"] + sys.argv[1:]))
+    (out / "threads.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+    (out / "threads.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
+    print(f"\nwrote {out / 'threads.json'} and {out / 'threads.md'}")
 
 
 if __name__ == "__main__":

@@ -120,15 +120,15 @@ void run_batches(cule::ThreadPool& pool, const std::vector<cule::Emulator*>& emu
     runs.push_back(args[k].prepare(*emulators[k], force_reset));
     counts.push_back(args[k].count());
   }
-  cule::run_batches(pool, runs, counts);
+  cule::run_batches(&pool, runs, counts);
 }
 
-// The listed environments' results in arrays made here: one call instead of an allocation per output from
-// Python.
 // Results of environments `ids[k]` of `emulators[k]`, each at batch positions `positions[k]` (None: 0, 1, ...)
-// of arrays made here: one call instead of an allocation per output from Python.
+// of arrays made here: one call instead of an allocation per output from Python. The copies run on `pool`'s
+// threads (null: this thread).
 py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::vector<Ids>& ids,
-                     const std::vector<std::optional<Ids>>& positions, const py::tuple& obs_shape, bool same_step) {
+                     const std::vector<std::optional<Ids>>& positions, const py::tuple& obs_shape, bool same_step,
+                     cule::ThreadPool* pool) {
   size_t count = 0;
   for (size_t k = 0; k < emulators.size(); ++k) {
     if (ids[k].ndim() != 1 || (positions[k] && positions[k]->size() != ids[k].size()))
@@ -163,8 +163,14 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   bool ended = false;
   {
     py::gil_scoped_release release;
-    for (size_t k = 0; k < emulators.size(); ++k)
-      emulators[k]->gather(ids[k].data(), (int)ids[k].size(), out, positions[k] ? positions[k]->data() : nullptr);
+    std::vector<cule::Emulator::BatchGather> gathers;
+    std::vector<int> counts;
+    for (size_t k = 0; k < emulators.size(); ++k) {
+      counts.push_back((int)ids[k].size());
+      gathers.push_back(emulators[k]->prepare_gather(ids[k].data(), counts.back(), out,
+                                                     positions[k] ? positions[k]->data() : nullptr));
+    }
+    cule::run_batches(pool, gathers, counts);
     for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
   }
   // final_obs only when an episode ended: the host knows at no cost.
@@ -221,11 +227,12 @@ void bind_vector(EmulatorClass& c) {
       .def("vector_run", &vector_run, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(),
            py::arg("force_reset") = false, py::arg("num_threads") = 0,
            "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
-      .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step) {
-        return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step);
-      }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"),
+      .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step, bool threads) {
+        return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step, threads ? e.pool() : nullptr);
+      }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"), py::arg("threads") = true,
            "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
-           "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs).");
+           "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs). "
+           "threads: copy them on the last run's threads (False while a run may be going on in the background).");
 }
 
 // Environment states: saved rows, restored, forked.
@@ -317,9 +324,9 @@ void bind_emulator(py::module_& m) {
         "Emulator.vector_run for several emulators at once, their environments shared out over one pool's threads "
         "(seeds: None or int64 per emulator).");
   m.def("results_at", &results_at, py::arg("emulators"), py::arg("ids"), py::arg("positions"), py::arg("obs_shape"),
-        py::arg("same_step"),
+        py::arg("same_step"), py::arg("pool") = nullptr,
         "Emulator.results for several emulators into one batch: emulator k's environments ids[k] at batch positions "
-        "positions[k] (int32, or None for 0, 1, ...).");
+        "positions[k] (int32, or None for 0, 1, ...), copied on the pool's threads (None: this thread).");
   bind_console(c);
   bind_vector(c);
   bind_states(c);

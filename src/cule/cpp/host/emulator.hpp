@@ -267,15 +267,31 @@ class BasicEmulator {
     parallel_for(num_threads, count, r);
   }
 
-  // Copies the listed environments' latest results into batch order;
-  // final_obs (SameStep only, may be null) gets the pre-reset stack of those
-  // that ended and zeros for the others. Environment ids[i] goes to batch
-  // position positions[i] (null: i).
-  void gather(const int32_t* ids, int count, const StepOutputs& out, const int32_t* positions = nullptr) {
+  // Copying the listed environments' latest results into batch order, on
+  // any thread: environment ids[i] goes to batch position positions[i] (null:
+  // i); final_obs (SameStep only, may be null) gets the pre-reset stack of
+  // those that ended and zeros for the others.
+  struct BatchGather {
+    BatchView view;
+    const int32_t* ids;
+    const int32_t* positions;
+    StepOutputs out;
+    void operator()(int i) const {
+      // A local copy: the byte copies cannot store into it, so its sizes stay
+      // in registers and the copies go in blocks (through `view` they would
+      // be read again after every byte).
+      const BatchView b = view;
+      EnvFrames{b, ids[i]}.gather(positions ? positions[i] : i, out);
+    }
+  };
+  BatchGather prepare_gather(const int32_t* ids, int count, const StepOutputs& out, const int32_t* positions) {
     for (int i = 0; i < count; ++i) check(ids[i]);
-    const BatchView b = view();
-    for (int i = 0; i < count; ++i) EnvFrames{b, ids[i]}.gather(positions ? positions[i] : i, out);
+    return BatchGather{view(), ids, positions, out};
   }
+
+  // The threads of the last run (null before the first): the results are
+  // copied on them too, each environment's on whichever thread claims it.
+  ThreadPool* pool() const { return pool_.get(); }
 
   // Environment states as rows of bytes (state_rows.hpp): row i of `rows`
   // (row_bytes apart) holds environment ids[i]'s state from byte `offset` on.
@@ -487,14 +503,21 @@ class BasicEmulator {
 using Emulator = BasicEmulator<Games>;
 
 // Several batches' environments as one job on one pool (a batch of many
-// games, one Emulator each): threads claim environments of whichever batch
-// has some left, so games of unequal cost still keep every thread busy.
+// games, one Emulator each), or on this thread when there is none: threads
+// claim environments of whichever batch has some left, so games of unequal
+// cost still keep every thread busy. Steps and the copies of their results
+// both go this way.
 template <class Run>
-void run_batches(ThreadPool& pool, const std::vector<Run>& runs, const std::vector<int>& counts) {
+void run_batches(ThreadPool* pool, const std::vector<Run>& runs, const std::vector<int>& counts) {
   std::vector<std::pair<int, int>> tasks;  // (batch, index in its call)
   for (size_t k = 0; k < runs.size(); ++k)
     for (int i = 0; i < counts[k]; ++i) tasks.emplace_back((int)k, i);
-  pool.run((int)tasks.size(), [&](int t) { runs[tasks[t].first](tasks[t].second); });
+  const auto job = [&](int t) { runs[tasks[t].first](tasks[t].second); };
+  if (pool) {
+    pool->run((int)tasks.size(), job);
+  } else {
+    for (int t = 0; t < (int)tasks.size(); ++t) job(t);
+  }
 }
 
 }  // namespace cule

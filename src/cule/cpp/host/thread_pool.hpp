@@ -33,8 +33,11 @@ class ThreadPool {
   }
   int size() const { return (int)workers_.size() + 1; }
 
+  // A pool already running a job (another thread's call) runs this one on
+  // the calling thread alone instead of mixing the two.
   void run(int tasks, const std::function<void(int)>& job) {
-    if (workers_.empty() || tasks <= 1) {
+    std::unique_lock<std::mutex> owner(running_, std::try_to_lock);
+    if (workers_.empty() || tasks <= 1 || !owner.owns_lock()) {
       for (int i = 0; i < tasks; ++i) job(i);
       return;
     }
@@ -77,7 +80,7 @@ class ThreadPool {
   }
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::mutex mutex_, running_;
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;
   std::atomic<int> next_{0};
