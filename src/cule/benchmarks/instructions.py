@@ -249,13 +249,17 @@ def main() -> None:
             r = rows[-1]
             print(f"{game:16s} cule {r['cule_per_step'] / 1e6:6.2f}M  ALE {r['ale_per_step'] / 1e6:6.2f}M  "
                   f"ratio {r['ratio']:.2f}  ({time.perf_counter() - t0:.0f} s)", flush=True)
-    text = table(rows)
+    write(out / "instructions", rows, table(rows), args.steps)
+
+
+def write(stem: Path, rows: list[dict], text: str, steps: list[int]) -> None:
+    """Prints the table and keeps it, with the rows, as stem.md and stem.json."""
     print("\n" + text)
-    meta = dict(date=time.strftime("%Y-%m-%d"), steps=args.steps, command=" ".join(["python", "-m",
+    meta = dict(date=time.strftime("%Y-%m-%d"), steps=steps, command=" ".join(["python", "-m",
                 "cule.benchmarks.instructions"] + sys.argv[1:]))
-    (out / "instructions.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-    (out / "instructions.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
-    print(f"\nwrote {out / 'instructions.json'} and {out / 'instructions.md'}")
+    stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+    stem.with_suffix(".md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
+    print(f"\nwrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
 
 
 def count_threads(args, out: Path) -> None:
@@ -268,13 +272,7 @@ def count_threads(args, out: Path) -> None:
                 print(f"{game:16s} {args.envs} envs, {threads:2d} threads: "
                       f"{rows[-1]['cule_per_env_step'] / 1e6:.3f}M per env-step ({time.perf_counter() - t0:.0f} s)",
                       flush=True)
-    text = threads_table(rows)
-    print("\n" + text)
-    meta = dict(date=time.strftime("%Y-%m-%d"), steps=args.steps, command=" ".join(["python", "-m",
-                "cule.benchmarks.instructions"] + sys.argv[1:]))
-    (out / "threads.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-    (out / "threads.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n{text}\n")
-    print(f"\nwrote {out / 'threads.json'} and {out / 'threads.md'}")
+    write(out / "threads", rows, threads_table(rows), args.steps)
 
 
 if __name__ == "__main__":
