@@ -276,13 +276,7 @@ class BasicEmulator {
     const int32_t* ids;
     const int32_t* positions;
     StepOutputs out;
-    void operator()(int i) const {
-      // A local copy: the byte copies cannot store into it, so its sizes stay
-      // in registers and the copies go in blocks (through `view` they would
-      // be read again after every byte).
-      const BatchView b = view;
-      EnvFrames{b, ids[i]}.gather(positions ? positions[i] : i, out);
-    }
+    void operator()(int i) const { EnvFrames{view, ids[i]}.gather(positions ? positions[i] : i, out); }
   };
   BatchGather prepare_gather(const int32_t* ids, int count, const StepOutputs& out, const int32_t* positions) {
     for (int i = 0; i < count; ++i) check(ids[i]);

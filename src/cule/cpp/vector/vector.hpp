@@ -299,7 +299,13 @@ struct EnvFrames {
     for (int i = 0; i < b.opt.stack_num; ++i) {
       const uint8_t* from = ring + (size_t)((next + i) % b.opt.stack_num) * b.obs_bytes;
       uint8_t* to = out + (size_t)i * b.obs_bytes;
+#if !CULE_DEVICE_CODE
+      // One block copy: a byte loop would read b.obs_bytes again after every
+      // byte, since a byte store may alias it.
+      __builtin_memcpy(to, from, b.obs_bytes);
+#else
       for (uint32_t j = 0; j < b.obs_bytes; ++j) to[j] = from[j];
+#endif
     }
   }
 
