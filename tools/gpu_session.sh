@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything a GPU session measures, in one command: builds cule on the GPU
-# machine, runs the GPU tests, the scaling benchmark with ale-py's vector env
+# machine, accounts for the CPU backend's threads on all cores, runs the GPU tests, the scaling benchmark with ale-py's vector env
 # on the same machine's CPU cores, forks per second, a 57-game batch, the CPU backend against ale-py on
 # all cores at 16 to 1,024 environments, and an Nsight Compute profile of
 # cule_run, and writes every figure and log into one folder.
@@ -24,6 +24,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 nproc
+lscpu | grep -E "Model name|^CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|L2 cache|L3 cache|NUMA node\(s\)"
 if ls .whl/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
@@ -32,6 +33,10 @@ fi
 step "build"
 python3 -m pip install -q --no-build-isolation --no-deps -e . || { echo "build failed"; exit 1; }
 python3 -c "import cule, torch; print('cule', cule.__version__, 'torch', torch.__version__, torch.cuda.get_device_name())"
+
+step "CPU backend's threads on all $(nproc) cores: where a step's time goes, against ale-py (first: no GPU needed)"
+python3 -m cule.benchmarks.threads --games pong --envs 64 256 1024 --threads 1 2 4 8 "$(nproc)" --ale \
+    --output-dir "$DIR/threads"
 
 step "kernels into CuPy's cache"
 python3 -m cule.kernels --precompile $GAMES ${TEST_GAMES//,/ } --jobs "$(nproc)"

@@ -99,6 +99,28 @@ struct RunArgs {
   }
 };
 
+constexpr const char* POOL_STATS_DOC =
+    "Where the pool's threads spent their time since it started or was cleared, as a dict: jobs, tasks, and "
+    "nanoseconds summed over jobs: wall (each job's start to its return), capacity (threads x wall), and over "
+    "each job's threads wake (job start to the thread starting on it), busy (working), cpu (CPU time while "
+    "working), critical (job start to its last thread stopping). capacity = wake + busy + waiting for the "
+    "slowest thread.";
+
+py::dict pool_stats(const cule::ThreadPool& pool) {
+  const cule::ThreadPool::Stats s = pool.stats();
+  py::dict d;
+  d["threads"] = pool.size();
+  d["jobs"] = s.jobs;
+  d["tasks"] = s.tasks;
+  d["wall"] = s.wall;
+  d["capacity"] = s.capacity;
+  d["wake"] = s.wake;
+  d["busy"] = s.busy;
+  d["cpu"] = s.cpu;
+  d["critical"] = s.critical;
+  return d;
+}
+
 void vector_run(cule::Emulator& e, Ids ids, Ids actions, Seeds seeds, bool force_reset, int num_threads) {
   const RunArgs args(std::move(ids), std::move(actions), std::move(seeds));
   py::gil_scoped_release release;
@@ -280,7 +302,15 @@ void bind_device_layout(EmulatorClass& c) {
            py::arg("accesses_per_env"),
            "The arrays only device batches have (the render log, render_log.hpp, turned on by this call, and the "
            "reset list): bytes by name, which batch_view() then expects addresses for.")
-      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"));
+      .def("prepare_start_cache", &cule::Emulator::prepare_start_cache, py::arg("seed"))
+      .def(
+          "pool_stats",
+          [](const cule::Emulator& e) -> py::object { return e.pool() ? py::object(pool_stats(*e.pool())) : py::none(); },
+          "ThreadPool.stats of the threads of the last run (None before the first); a new number of threads "
+          "starts a new pool, and new figures.")
+      .def(
+          "clear_pool_stats", [](cule::Emulator& e) { if (e.pool()) e.pool()->clear_stats(); },
+          "Starts the pool's figures (pool_stats) from zero.");
 }
 
 // One environment's inner state, for tests and debugging.
@@ -318,7 +348,9 @@ void bind_emulator(py::module_& m) {
   EmulatorClass c(m, "Emulator", "A batch of ALE environments of one ROM (CPU backend, low level).");
   py::class_<cule::ThreadPool>(m, "ThreadPool", "Worker threads shared by the emulators of a batch of many games.")
       .def(py::init<int>(), py::arg("threads"))
-      .def_property_readonly("size", &cule::ThreadPool::size);
+      .def_property_readonly("size", &cule::ThreadPool::size)
+      .def("stats", &pool_stats, POOL_STATS_DOC)
+      .def("clear_stats", &cule::ThreadPool::clear_stats);
   m.def("run_batches", &run_batches, py::arg("pool"), py::arg("emulators"), py::arg("ids"), py::arg("actions"),
         py::arg("seeds"), py::arg("force_reset"),
         "Emulator.vector_run for several emulators at once, their environments shared out over one pool's threads "

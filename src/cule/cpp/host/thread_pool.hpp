@@ -1,8 +1,11 @@
 // The CPU backend's worker threads.
 #pragma once
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -17,8 +20,27 @@ namespace cule {
 // per step costs more than a frame of emulation. Tasks are handed out in
 // runs of neighbours (about four per thread), so threads write apart in
 // memory and claim work a few times per step, not once per environment.
+//
+// The pool keeps an account of where its threads' time went (Stats): a few
+// clock reads per thread per job, so it stays on. It is how a machine with
+// many cores shows whether threads wait (to be woken, or for the slowest
+// one) or work more slowly (memory, caches), which no 2-core run can.
 class ThreadPool {
  public:
+  // Sums over jobs, in nanoseconds. A job's threads each spend `wall` in it:
+  // waking after the job starts, working (claiming and running tasks), then
+  // waiting for the last thread, so threads x wall = wake + busy + the wait.
+  struct Stats {
+    int64_t jobs = 0;      // jobs run (on the workers, or on the caller alone)
+    int64_t tasks = 0;     // task indices run
+    int64_t wall = 0;      // from a job's start until its caller returns
+    int64_t capacity = 0;  // threads x wall, summed over jobs
+    int64_t wake = 0;      // from a job's start until each thread starts on it
+    int64_t busy = 0;      // each thread's time working
+    int64_t cpu = 0;       // the CPU time in that (below busy when threads outnumber cores)
+    int64_t critical = 0;  // from a job's start until its last thread stops working
+  };
+
   explicit ThreadPool(int threads) {
     for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
   }
@@ -36,14 +58,20 @@ class ThreadPool {
   // A pool already running a job (another thread's call) runs this one on
   // the calling thread alone instead of mixing the two.
   void run(int tasks, const std::function<void(int)>& job) {
+    const int64_t start = now();
     std::unique_lock<std::mutex> owner(running_, std::try_to_lock);
     if (workers_.empty() || tasks <= 1 || !owner.owns_lock()) {
+      const int64_t cpu = thread_cpu();
       for (int i = 0; i < tasks; ++i) job(i);
+      const int64_t wall = now() - start;
+      account(tasks, wall, wall, thread_cpu() - cpu, 1);
       return;
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
+      job_start_ = start;
+      job_finish_ = 0;
       tasks_ = tasks;
       chunk_ = std::max(1, tasks / (4 * size()));
       next_ = 0;
@@ -55,12 +83,57 @@ class ThreadPool {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return busy_ == 0; });
     job_ = nullptr;
+    const int64_t wall = now() - start;
+    account(tasks, wall, job_finish_.load(std::memory_order_relaxed), 0, size());
+  }
+
+  Stats stats() const {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    return stats_;
+  }
+  void clear_stats() {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    stats_ = Stats{};
   }
 
  private:
+  static int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  static int64_t thread_cpu() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+  }
+  // A whole job's figures (the caller's, at its end); `cpu` is added for
+  // jobs the caller ran alone, the threads of a shared job add their own.
+  void account(int tasks, int64_t wall, int64_t critical, int64_t cpu, int threads) {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    stats_.jobs += 1;
+    stats_.tasks += tasks;
+    stats_.wall += wall;
+    stats_.capacity += wall * threads;
+    stats_.critical += critical;
+    if (threads == 1) {
+      stats_.busy += wall;
+      stats_.cpu += cpu;
+    }
+  }
+  // Every thread of a shared job, the caller included.
   void drain() {
+    const int64_t start = now(), cpu = thread_cpu();
     for (int begin = chunk_ * next_++; begin < tasks_; begin = chunk_ * next_++)
       for (int i = begin, end = std::min(tasks_, begin + chunk_); i < end; ++i) (*job_)(i);
+    const int64_t finish = now(), used = thread_cpu() - cpu;
+    int64_t last = job_finish_.load(std::memory_order_relaxed);
+    while (finish - job_start_ > last &&
+           !job_finish_.compare_exchange_weak(last, finish - job_start_, std::memory_order_relaxed)) {
+    }
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    stats_.wake += start - job_start_;
+    stats_.busy += finish - start;
+    stats_.cpu += used;
   }
   void work() {
     uint64_t seen = 0;
@@ -80,6 +153,10 @@ class ThreadPool {
   }
 
   std::vector<std::thread> workers_;
+  mutable std::mutex stats_mutex_;
+  Stats stats_;
+  int64_t job_start_ = 0;
+  std::atomic<int64_t> job_finish_{0};
   std::mutex mutex_, running_;
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;
