@@ -551,10 +551,10 @@ CULE_HD uint8_t colour_register(const Tia& t, uint8_t value) {
   return c;
 }
 
-// The motion applied by HMOVE at CPU cycle-in-line i for nibble n (4.6).
-CULE_HD int hmove_motion(int i, int n) {
-  const int signed_motion = n < 8 ? -n : 16 - n;  // S: -(signed nibble)
-  if (i <= 3 || i == 75) return signed_motion;
+// hmove_motion past the line's first cycles, where the motion depends on
+// the cycle. Kept apart so that hmove_motion's common case is small enough
+// for g++ to inline into HMOVE, which kernels write on most lines.
+CULE_HD int hmove_motion_within_line(int i, int n, int signed_motion) {
   if (i <= 20) {
     // Early HMOVE, after the first clocks: leftward moves saturate at a
     // limit that shrinks, then rightward extras appear (rows 4-20).
@@ -575,6 +575,14 @@ CULE_HD int hmove_motion(int i, int n) {
   const int s = start_by_row[i - 55];  // column where the ramp reaches -1 in the low half
   if (n < 8) return n >= s ? -(n - s + 1) : 0;
   return (n - 8) >= s + 8 ? -((n - 8) - (s + 8) + 1) : 0;
+}
+
+// The motion applied by HMOVE at CPU cycle-in-line i for nibble n (4.6).
+// Kernels write HMOVE right after WSYNC, so the first case is the common one.
+CULE_HD int hmove_motion(int i, int n) {
+  const int signed_motion = n < 8 ? -n : 16 - n;  // S: -(signed nibble)
+  if (i <= 3 || i == 75) return signed_motion;
+  return hmove_motion_within_line(i, n, signed_motion);
 }
 
 // Stella's HMOVE blank enable table: CPU cycles 0-20 and 75 of a line.
