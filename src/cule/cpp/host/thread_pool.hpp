@@ -63,15 +63,13 @@ class ThreadPool {
     if (workers_.empty() || tasks <= 1 || !owner.owns_lock()) {
       const int64_t cpu = thread_cpu();
       for (int i = 0; i < tasks; ++i) job(i);
-      const int64_t wall = now() - start;
-      account(tasks, wall, wall, thread_cpu() - cpu, 1);
+      account(tasks, now() - start, thread_cpu() - cpu, 1);
       return;
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       job_start_ = start;
-      job_finish_ = 0;
       tasks_ = tasks;
       chunk_ = std::max(1, tasks / (4 * size()));
       next_ = 0;
@@ -83,8 +81,7 @@ class ThreadPool {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return busy_ == 0; });
     job_ = nullptr;
-    const int64_t wall = now() - start;
-    account(tasks, wall, job_finish_.load(std::memory_order_relaxed), 0, size());
+    account(tasks, now() - start, 0, size());
   }
 
   Stats stats() const {
@@ -106,18 +103,22 @@ class ThreadPool {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
   }
-  // A whole job's figures (the caller's, at its end); `cpu` is added for
-  // jobs the caller ran alone, the threads of a shared job add their own.
-  void account(int tasks, int64_t wall, int64_t critical, int64_t cpu, int threads) {
+  // A whole job's figures (the caller's, at its end). A job the caller ran
+  // alone is all work (`cpu` its CPU time); the threads of a shared job have
+  // added their own work in drain(), and the last to stop set job_finish_.
+  void account(int tasks, int64_t wall, int64_t cpu, int threads) {
     std::lock_guard<std::mutex> lock(stats_mutex_);
     stats_.jobs += 1;
     stats_.tasks += tasks;
     stats_.wall += wall;
     stats_.capacity += wall * threads;
-    stats_.critical += critical;
     if (threads == 1) {
+      stats_.critical += wall;
       stats_.busy += wall;
       stats_.cpu += cpu;
+    } else {
+      stats_.critical += job_finish_;
+      job_finish_ = 0;
     }
   }
   // Every thread of a shared job, the caller included.
@@ -126,11 +127,8 @@ class ThreadPool {
     for (int begin = chunk_ * next_++; begin < tasks_; begin = chunk_ * next_++)
       for (int i = begin, end = std::min(tasks_, begin + chunk_); i < end; ++i) (*job_)(i);
     const int64_t finish = now(), used = thread_cpu() - cpu;
-    int64_t last = job_finish_.load(std::memory_order_relaxed);
-    while (finish - job_start_ > last &&
-           !job_finish_.compare_exchange_weak(last, finish - job_start_, std::memory_order_relaxed)) {
-    }
     std::lock_guard<std::mutex> lock(stats_mutex_);
+    job_finish_ = std::max(job_finish_, finish - job_start_);
     stats_.wake += start - job_start_;
     stats_.busy += finish - start;
     stats_.cpu += used;
@@ -156,7 +154,7 @@ class ThreadPool {
   mutable std::mutex stats_mutex_;
   Stats stats_;
   int64_t job_start_ = 0;
-  std::atomic<int64_t> job_finish_{0};
+  int64_t job_finish_ = 0;  // the latest a thread of the running job stopped, from its start (stats_mutex_)
   std::mutex mutex_, running_;
   std::condition_variable wake_, done_;
   const std::function<void(int)>* job_ = nullptr;
