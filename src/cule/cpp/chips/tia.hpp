@@ -161,16 +161,15 @@ CULE_HD int lowest_bit(uint64_t v) {
 
 CULE_HD void set_bits(LineBits& b, uint64_t pattern, int start) {
   // pattern bit i lands on pixel start+i; start < 160 and the pattern spans
-  // at most 33 pixels, so it touches at most two words and wraps at most once.
-  while (pattern) {
-    const int word = start >> 6, shift = start & 63;
-    const int room = 160 - start;  // pixels before the right edge
-    uint64_t part = room < 64 ? (pattern & ((1ull << room) - 1)) : pattern;
-    b.w[word] |= part << shift;
-    if (shift && word < 2) b.w[word + 1] |= part >> (64 - shift);
-    pattern = room < 64 ? pattern >> room : 0;
-    start = 0;  // what is left wraps to the left edge
+  // at most 40 pixels, so it touches at most two words and wraps at most once.
+  const int room = 160 - start;  // pixels before the right edge
+  if (room < 64) {
+    b.w[0] |= pattern >> room;  // what is past the edge wraps to the left
+    pattern &= (1ull << room) - 1;
   }
+  const int word = start >> 6, shift = start & 63;
+  b.w[word] |= pattern << shift;
+  if (shift && word < 2) b.w[word + 1] |= pattern >> (64 - shift);
 }
 
 CULE_HD LineBits span_bits(int x, int count) {
@@ -197,20 +196,16 @@ CULE_HD uint64_t shared_pixels(uint64_t a, uint64_t b, uint64_t c, uint64_t d, u
   return twos | (ones & f);
 }
 
-// Copy offsets of the NUSIZ modes (4.2); modes 5 and 7 are one wide copy.
-CULE_HD uint8_t copy_offsets(int mode) {  // bit 0: +0, bit 1: +16, bit 2: +32, bit 3: +64
-  const uint8_t table[8] = {0x1, 0x3, 0x5, 0x7, 0x9, 0x1, 0xD, 0x1};
-  return table[mode & 7];
-}
-
+// The copies of an 8-pixel pattern that the NUSIZ modes (4.2) place at +0,
+// +16, +32 and +64 pixels; modes 5 and 7 are one wide copy. The first three
+// fit one 40-pixel pattern, placed at once.
 CULE_HD void place_copies(LineBits& b, uint64_t pattern, int pos, int mode, bool skip_first) {
-  const uint8_t copies = copy_offsets(mode);
-  const int offsets[4] = {0, 16, 32, 64};
-  for (int i = skip_first ? 1 : 0; i < 4; ++i)
-    if (copies & (1 << i)) {
-      const int at = pos + offsets[i];  // pos < 160: at most one wrap
-      set_bits(b, pattern, at >= 160 ? at - 160 : at);
-    }
+  const uint8_t table[8] = {0x1, 0x3, 0x5, 0x7, 0x9, 0x1, 0xD, 0x1};  // bits 0-3: +0, +16, +32, +64
+  const uint8_t copies = table[mode & 7] & (skip_first ? 0xE : 0xF);
+  const uint64_t near = ((copies & 1) ? pattern : 0) | ((copies & 2) ? pattern << 16 : 0) |
+                        ((copies & 4) ? pattern << 32 : 0);
+  if (near) set_bits(b, near, pos);
+  if (copies & 8) set_bits(b, pattern, pos + 64 >= 160 ? pos + 64 - 160 : pos + 64);  // pos < 160: one wrap
 }
 
 // Pixels a player lights: pixel pos+o+i shows GRP bit 7-i; double and quad
