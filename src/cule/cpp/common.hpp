@@ -83,6 +83,19 @@ typedef long long int64_t;
 #define CULE_RARE inline __attribute__((noinline))
 #endif
 
+// Which way a branch of the opcode switch usually goes, on the host: g++
+// allocates the switch's registers by block frequency, so paths marked
+// unlikely (the TIA, the RIOT's I/O, a mapper's hotspots) take the spills
+// and the common ones (ROM and RAM) keep their values in registers. The
+// device compilers keep their own judgement.
+#if CULE_DEVICE_CODE
+#define CULE_LIKELY(x) (x)
+#define CULE_UNLIKELY(x) (x)
+#else
+#define CULE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CULE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#endif
+
 // Structs whose members the host binding shows (host/field_views.hpp) list
 // them once as an X-macro, X(type, name), and declare them with this; an
 // array member's type is an alias (`using T = uint32_t[6]`). Member comments

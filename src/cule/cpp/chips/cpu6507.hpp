@@ -11,12 +11,17 @@
 //  - decimal ADC/SBC use Stella's BCD tables, so N/V/Z differ from NMOS;
 //  - the 12 JAM opcodes stop the CPU until the next reset.
 //
-// The bus is a template parameter with three members:
+// The bus is a template parameter with these members:
 //   uint8_t peek(uint16_t address);
+//   uint8_t peek_code(uint16_t address);  // the instruction's own bytes, pc to pc+2
 //   void poke(uint16_t address, uint8_t v, bool after_read);
 //   void tick(uint32_t cpu_cycles);   // advances the system clock
 //   void jam();                       // a JAM opcode stopped the CPU
 //   void loop_back(Cpu6507& c);       // a taken branch went back 5 bytes
+// peek_code reads the opcode and operand bytes at pc, pc+1 and pc+2 of the
+// instruction that runs; every other read (data, pointers, the stack, RTS's
+// read at its new pc) goes through peek. A bus that knows those three bytes
+// are plain ROM reads them without decoding the address.
 // loop_back: the branch closes a loop of one 3-byte instruction and itself;
 // a bus that can tell what that loop does may run further turns of it at once.
 // after_read: the instruction's previous access was a read (WSYNC halts only
@@ -90,9 +95,10 @@ CULE_HOT void write(Cpu6507&, Bus& bus, uint16_t address, uint8_t v, bool after_
   bus.poke(address, v, after_read);
 }
 
+// The instruction's next byte (its opcode, then its operands).
 template <class Bus>
 CULE_OP uint8_t fetch(Cpu6507& c, Bus& bus) {
-  return read(c, bus, c.pc++);
+  return bus.peek_code(c.pc++);
 }
 
 template <class Bus>
@@ -120,7 +126,8 @@ CULE_OP uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
   return address;
 }
 
-// The operand address of a mode; for Imm, the address of the operand byte.
+// The operand address of a mode; for Imm, the address of the operand byte
+// (read_op reads it as an instruction byte).
 // kReadPenalty: the access is a read that pays the page-crossing cycle.
 template <Mode M, bool kReadPenalty, class Bus>
 CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
@@ -312,7 +319,7 @@ CULE_OP uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
 
 template <Mode M, ReadOp op, class Bus>
 CULE_OP void read_op(Cpu6507& c, Bus& bus) {
-  const uint8_t m = read(c, bus, operand_address<M, true>(c, bus));
+  const uint8_t m = M == Mode::Imm ? fetch(c, bus) : read(c, bus, operand_address<M, true>(c, bus));
   apply_read(c, op, m);
 }
 
@@ -405,7 +412,7 @@ CULE_OP void rts(Cpu6507& c, Bus& bus) {
   uint16_t lo = pull(c, bus);
   uint16_t hi = pull(c, bus);
   c.pc = (uint16_t)(lo | (hi << 8));
-  fetch(c, bus);  // skip the byte JSR's pushed address points at
+  read(c, bus, c.pc++);  // skip the byte JSR's pushed address points at (not this instruction's byte)
 }
 
 template <class Bus>

@@ -29,6 +29,7 @@ struct FlatBus {
     record(address, v, false);
     return v;
   }
+  CULE_HD uint8_t peek_code(uint16_t address) { return peek(address); }
   CULE_HD void poke(uint16_t address, uint8_t v, bool /*after_read*/ = true) {
     memory[address] = v;
     record(address, v, true);

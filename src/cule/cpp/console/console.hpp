@@ -217,17 +217,27 @@ struct ConsoleBus {
     m.stop = (halt & kHaltFrame) ? 1 : 0;
   }
 
+  // A read the caller knows to be plain ROM under the current banks.
+  CULE_HOT uint8_t peek_rom(uint16_t address) {
+    const uint8_t v = direct_rom()[address & Cart::kOffsetMask];
+    data_bus = v;
+#ifdef CULE_TRACE_ACCESS
+    CULE_TRACE_ACCESS(*this, address, v, false);
+#endif
+    return v;
+  }
+
   CULE_HOT uint8_t peek(uint16_t address) {
     uint8_t v;
-    if (address & 0x1000) {
+    if (CULE_LIKELY(address & 0x1000)) {
       const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
-      if (cart::is_direct<Cart>(offset)) {
-        v = direct_rom()[offset];
+      if (CULE_LIKELY(cart::is_direct<Cart>(offset))) {
+        return peek_rom(address);
       } else {
         v = Cart::peek(m.cart, image, address, cycles);
         banks_changed();
       }
-    } else if ((address & 0x0280) == 0x0080) {
+    } else if (CULE_LIKELY((address & 0x0280) == 0x0080)) {
       v = m.riot.ram[address & 0x7F];
     } else {
       v = io_peek(m, frame, recorder, address, cycles, data_bus, due);
@@ -240,11 +250,36 @@ struct ConsoleBus {
     return v;
   }
 
+  CULE_HOT uint8_t peek_code(uint16_t address) { return peek(address); }
+
+  // Whether the instruction at pc reads its three bytes (opcode and
+  // operands) from plain ROM: the common case, which CodeWindow<Cart> runs.
+  // A ROM read in full without the mapper (2K, 4K) already skips most of
+  // the decode: the window's test would cost about what it saves.
+  static constexpr bool kHasCodeWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2 &&
+                                         Cart::kDirectHi - Cart::kDirectLo <= Cart::kOffsetMask;
+  CULE_HOT static bool code_window_at(uint16_t pc) {
+    return (pc & 0x1000) && (uint16_t)((pc & Cart::kOffsetMask) - Cart::kDirectLo) <
+                                (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
+  }
+  // What an instruction run on a copy of the bus changed (step_outside_window).
+  CULE_HD void continue_from(const ConsoleBus& b) {
+#if !CULE_DEVICE_CODE
+    direct = b.direct;
+    budget = b.budget;
+#endif
+    cycles = b.cycles;
+    due = b.due;
+    data_bus = b.data_bus;
+    halt = b.halt;
+    left = b.left;
+  }
+
   CULE_HOT void poke(uint16_t address, uint8_t v, bool after_read) {
-    if (address & 0x1000) {
+    if (CULE_UNLIKELY(address & 0x1000)) {
       Cart::poke(m.cart, image, address, v, cycles);
       banks_changed();
-    } else if ((address & 0x0280) == 0x0080) {
+    } else if (CULE_LIKELY((address & 0x0280) == 0x0080)) {
       m.riot.ram[address & 0x7F] = v;
     } else {
       const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
@@ -290,6 +325,46 @@ struct ConsoleBus {
   CULE_HOT void resume() {}
 #endif
 };
+
+// The bus as an instruction whose bytes lie in plain ROM (code_window_at)
+// sees it: its opcode and operand reads skip the address decode, most of what
+// an emulated instruction's fetches cost on the host. The frame loop's one
+// bus; an instruction outside the window sees it as its ConsoleBus.
+template <class Cart>
+struct CodeWindow : ConsoleBus<Cart> {
+  using ConsoleBus<Cart>::ConsoleBus;
+  CULE_HOT uint8_t peek_code(uint16_t address) { return this->peek_rom(address); }
+};
+
+// An instruction outside the code window (in RAM, next to a mapper's
+// hotspots, at the end of the ROM's address range), run out of line on a
+// copy of the bus, the registers passing through the machine: rare, and kept
+// out of the opcode switch the window runs so that the switch holds only the
+// common paths.
+template <class Cart>
+CULE_RARE ConsoleBus<Cart> step_outside_window(ConsoleBus<Cart> bus) {
+  Cpu6507 regs = bus.m.cpu;
+  cpu::step(regs, bus);
+  bus.m.cpu = regs;
+  return bus;
+}
+// Field by field, each through an empty asm statement: g++ would otherwise
+// merge the byte copies into one word and carry the loop's registers packed
+// in it, unpacking them at every instruction.
+CULE_HOT void copy_registers(Cpu6507& to, const Cpu6507& from) {
+#if CULE_DEVICE_CODE
+#define CULE_COPY_FIELD(type, name) to.name = from.name;
+#else
+#define CULE_COPY_FIELD(type, name) \
+  {                                 \
+    type v = from.name;             \
+    asm("" : "+r"(v));              \
+    to.name = v;                    \
+  }
+#endif
+  CULE_CPU_FIELDS(CULE_COPY_FIELD)
+#undef CULE_COPY_FIELD
+}
 
 namespace console {
 
@@ -346,7 +421,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   if (recorder) recorder->begin(m.tia);
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
   Cpu6507 regs = m.cpu;
-  ConsoleBus<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
+  CodeWindow<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
+  ConsoleBus<Cart>& plain_bus = bus;
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
 #endif
@@ -357,7 +433,17 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
     // (python -m cule.benchmarks.simt measures the difference).
     bus.halt = 0;
     do {
-      cpu::step(regs, bus);
+      if constexpr (ConsoleBus<Cart>::kHasCodeWindow) {
+        if (CULE_LIKELY(ConsoleBus<Cart>::code_window_at(regs.pc))) {
+          cpu::step(regs, bus);
+        } else {
+          copy_registers(m.cpu, regs);
+          bus.continue_from(step_outside_window(plain_bus));
+          copy_registers(regs, m.cpu);
+        }
+      } else {
+        cpu::step(regs, plain_bus);
+      }
 #ifdef CULE_TRACE_INSTRUCTION
       CULE_TRACE_INSTRUCTION();
 #endif
