@@ -162,12 +162,17 @@ struct NzFlags {
 inline constexpr NzFlags kNzFlags{};
 #endif
 
-CULE_OP void set_nz(Cpu6507& c, uint8_t v) {
+CULE_OP uint8_t nz_of(uint8_t v) {
 #if !CULE_DEVICE_CODE
-  c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | kNzFlags.of[v]);
+  return kNzFlags.of[v];
 #else
-  c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | (v & flag::N) | (v ? 0 : flag::Z));
+  return (uint8_t)((v & flag::N) | (v ? 0 : flag::Z));
 #endif
+}
+CULE_OP void set_nz(Cpu6507& c, uint8_t v) { c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | nz_of(v)); }
+// N, Z and C in one update of P (a shift, a compare).
+CULE_OP void set_nzc(Cpu6507& c, uint8_t v, bool carry) {
+  c.p = (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C)) | nz_of(v) | (carry ? flag::C : 0));
 }
 // PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
 CULE_OP void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
@@ -180,12 +185,12 @@ CULE_OP void adc(Cpu6507& c, uint8_t m) {
   const int carry = has_flag(c, flag::C) ? 1 : 0;
   const uint8_t old_a = c.a;
   if (!has_flag(c, flag::D)) {
-    const int sum = old_a + m + carry;
-    const int signed_sum = (int8_t)old_a + (int8_t)m + carry;
-    c.a = (uint8_t)sum;
-    set_flag(c, flag::C, sum > 0xFF);
-    set_flag(c, flag::V, signed_sum > 127 || signed_sum < -128);
-    set_nz(c, c.a);
+    // The signed sum overflows when both operands' signs differ from the result's.
+    const uint32_t sum = (uint32_t)old_a + m + (uint32_t)carry;
+    const uint8_t r = (uint8_t)sum;
+    c.a = r;
+    c.p = (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C | flag::V)) | nz_of(r) | (sum >> 8) |
+                    (((old_a ^ r) & (m ^ r) & 0x80) >> 1));
   } else {
     const int sum = bcd_value(old_a) + bcd_value(m) + carry;
     c.a = to_bcd(sum & 0xFF);
@@ -213,11 +218,7 @@ CULE_OP void sbc(Cpu6507& c, uint8_t m) {
   set_flag(c, flag::V, ((old_a ^ c.a) & 0x80) && ((c.a ^ m) & 0x80));
 }
 
-CULE_OP void compare(Cpu6507& c, uint8_t reg, uint8_t m) {
-  const uint16_t diff = (uint16_t)(reg - m);
-  set_nz(c, (uint8_t)diff);
-  set_flag(c, flag::C, !(diff & 0x100));
-}
+CULE_OP void compare(Cpu6507& c, uint8_t reg, uint8_t m) { set_nzc(c, (uint8_t)(reg - m), reg >= m); }
 
 CULE_OP void arr(Cpu6507& c, uint8_t m) {
   const uint8_t carry_in = has_flag(c, flag::C) ? 0x80 : 0x00;
@@ -254,10 +255,8 @@ CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
     case ReadOp::CMP: compare(c, c.a, m); break;
     case ReadOp::CPX: compare(c, c.x, m); break;
     case ReadOp::CPY: compare(c, c.y, m); break;
-    case ReadOp::BIT:
-      set_flag(c, flag::Z, (c.a & m) == 0);
-      set_flag(c, flag::N, m & 0x80);
-      set_flag(c, flag::V, m & 0x40);
+    case ReadOp::BIT:  // N and V are bits 7 and 6 of the operand
+      c.p = (uint8_t)((c.p & ~(flag::N | flag::V | flag::Z)) | (m & (flag::N | flag::V)) | ((c.a & m) ? 0 : flag::Z));
       break;
     case ReadOp::NOP: break;
     case ReadOp::LAS: c.a = c.x = c.sp = c.sp & m; set_nz(c, c.a); break;
@@ -284,35 +283,28 @@ CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
 
 // Returns the byte written back; applies the flag and register side effects.
 CULE_OP uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
+  const bool carry_in = has_flag(c, flag::C);
   uint8_t r = m;
+  bool carry = carry_in;  // the shift's carry out
   switch (op) {
-    case ModifyOp::ASL: case ModifyOp::SLO:
-      set_flag(c, flag::C, m & 0x80);
-      r = (uint8_t)(m << 1);
-      break;
-    case ModifyOp::LSR: case ModifyOp::SRE:
-      set_flag(c, flag::C, m & 0x01);
-      r = (uint8_t)(m >> 1);
-      break;
-    case ModifyOp::ROL: case ModifyOp::RLA:
-      r = (uint8_t)((m << 1) | (has_flag(c, flag::C) ? 1 : 0));
-      set_flag(c, flag::C, m & 0x80);
-      break;
-    case ModifyOp::ROR: case ModifyOp::RRA:
-      r = (uint8_t)((m >> 1) | (has_flag(c, flag::C) ? 0x80 : 0));
-      set_flag(c, flag::C, m & 0x01);
-      break;
+    case ModifyOp::ASL: case ModifyOp::SLO: r = (uint8_t)(m << 1); carry = m & 0x80; break;
+    case ModifyOp::LSR: case ModifyOp::SRE: r = (uint8_t)(m >> 1); carry = m & 0x01; break;
+    case ModifyOp::ROL: case ModifyOp::RLA: r = (uint8_t)((m << 1) | (carry_in ? 1 : 0)); carry = m & 0x80; break;
+    case ModifyOp::ROR: case ModifyOp::RRA: r = (uint8_t)((m >> 1) | (carry_in ? 0x80 : 0)); carry = m & 0x01; break;
     case ModifyOp::INC: case ModifyOp::ISB: r = (uint8_t)(m + 1); break;
     case ModifyOp::DEC: case ModifyOp::DCP: r = (uint8_t)(m - 1); break;
   }
   switch (op) {
-    case ModifyOp::SLO: c.a |= r; set_nz(c, c.a); break;
-    case ModifyOp::RLA: c.a &= r; set_nz(c, c.a); break;
-    case ModifyOp::SRE: c.a ^= r; set_nz(c, c.a); break;
-    case ModifyOp::RRA: adc(c, r); break;
+    // The documented ones: N, Z and C in one update of P.
+    case ModifyOp::ASL: case ModifyOp::LSR: case ModifyOp::ROL: case ModifyOp::ROR: set_nzc(c, r, carry); break;
+    case ModifyOp::INC: case ModifyOp::DEC: set_nz(c, r); break;
+    // The undocumented ones apply a second operation with the shift's carry in.
+    case ModifyOp::SLO: set_flag(c, flag::C, carry); c.a |= r; set_nz(c, c.a); break;
+    case ModifyOp::RLA: set_flag(c, flag::C, carry); c.a &= r; set_nz(c, c.a); break;
+    case ModifyOp::SRE: set_flag(c, flag::C, carry); c.a ^= r; set_nz(c, c.a); break;
+    case ModifyOp::RRA: set_flag(c, flag::C, carry); adc(c, r); break;
     case ModifyOp::ISB: sbc(c, r); break;
     case ModifyOp::DCP: compare(c, c.a, r); break;
-    default: set_nz(c, r); break;
   }
   return r;
 }
