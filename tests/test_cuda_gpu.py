@@ -100,6 +100,9 @@ def test_cuda_launch_geometry_equals_cpu_backend(n, steps):
 
 @pytest.mark.parametrize("game", ["pong", "ms_pacman", "pitfall2"])
 def test_cuda_states_equal_cpu_rows_and_replay(game):
+    """Rows, replay and forks are checked apart, and a failure names the parts of the row that differ."""
+    from cule.state import differences
+
     n = 40
     kw = dict(repeat_action_probability=0.25, max_num_frames_per_episode=300)
     cpu = cule.AtariVectorEnv(game, n, **kw)
@@ -112,13 +115,23 @@ def test_cuda_states_equal_cpu_rows_and_replay(game):
         cpu.step(a)
         gpu.step(a.cuda())
     saved = gpu.clone_state()
-    assert saved.is_cuda and torch.equal(saved.cpu(), cpu.clone_state())
+    failures = []
+    if not saved.is_cuda:
+        failures.append("clone_state left the device")
+    diff = differences(saved, cpu.clone_state(), gpu.emulator.state_layout(True))
+    if diff:
+        failures.append(f"GPU rows differ from the CPU backend's in {len(diff)} row-part(s): " + "; ".join(diff[:12]))
     first = [gpu.step(a.cuda())[0].cpu() for a in actions[30:]]
     gpu.restore_state(saved)
-    assert all(torch.equal(o, gpu.step(a.cuda())[0].cpu()) for o, a in zip(first, actions[30:]))
+    replay = [t for t, (o, a) in enumerate(zip(first, actions[30:])) if not torch.equal(o, gpu.step(a.cuda())[0].cpu())]
+    if replay:
+        failures.append(f"after restore_state, steps {replay[:10]} (of {len(first)}) differ from the first run")
     gpu.copy_state(0, torch.arange(1, n))
     obs = gpu.step(torch.zeros(n, dtype=torch.long).cuda())[0]
-    assert all(torch.equal(obs[i], obs[0]) for i in range(n))
+    forks = [i for i in range(n) if not torch.equal(obs[i], obs[0])]
+    if forks:
+        failures.append(f"after copy_state(0, 1..{n - 1}), environments {forks[:10]} differ from environment 0")
+    assert not failures, "\n".join(failures)
 
 
 def test_mixed_batch_on_cuda_equals_cpu():

@@ -93,3 +93,21 @@ def read_headers(rows: torch.Tensor, name: str, key: bytes, payload_of) -> bool:
     if payload != payload_of(with_rng) or rows.shape[1] != HEADER_BYTES + payload:
         raise StateError(f"state rows of {rows.shape[1]} bytes, expected {HEADER_BYTES + payload_of(with_rng)}")
     return with_rng
+
+
+def differences(a: torch.Tensor, b: torch.Tensor, layout: list[tuple[str, int]]) -> list[str]:
+    """Where two sets of state rows (same shape, header first) differ, by part of `layout` (an Emulator's
+    state_layout): one line per row and part, with its differing bytes' count and first offset in the part."""
+    a, b = a.cpu().numpy(), b.cpu().numpy()
+    if a.shape != b.shape:
+        return [f"shapes differ: {a.shape} and {b.shape}"]
+    lines = []
+    parts = [("header", HEADER_BYTES), *layout]
+    for row in np.flatnonzero((a != b).any(axis=1)):
+        start = 0
+        for name, size in parts:
+            diff = np.flatnonzero(a[row, start:start + size] != b[row, start:start + size])
+            if diff.size:
+                lines.append(f"row {row}, {name}: {diff.size} of {size} bytes differ, first at +{diff[0]}")
+            start += size
+    return lines

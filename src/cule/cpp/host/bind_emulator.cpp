@@ -261,6 +261,10 @@ void bind_vector(EmulatorClass& c) {
 void bind_states(EmulatorClass& c) {
   c.def("state_bytes", &cule::Emulator::state_bytes, py::arg("with_rng"),
         "Bytes of one environment's state (cule/cpp/vector/state_rows.hpp), with or without the sticky-action RNG.")
+      .def("state_layout", &cule::Emulator::state_layout, py::arg("with_rng"),
+           "The parts of a state row in order, as (name, bytes): the console, ALE's state, the sticky-action RNG "
+           "(with_rng), the vector env's state and results, the TIA buffers, the captures, the stack and its index, "
+           "SameStep's final stack.")
       .def("save_states", [](cule::Emulator& e, Ids ids, Bytes rows, size_t offset, bool with_rng) {
         state_rows(e, ids, rows, offset, with_rng, true);
       }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ale/ale.hpp"
@@ -290,6 +291,15 @@ class BasicEmulator {
   // Environment states as rows of bytes (state_rows.hpp): row i of `rows`
   // (row_bytes apart) holds environment ids[i]'s state from byte `offset` on.
   uint32_t state_bytes(bool with_rng) { return state_row_bytes(view(), with_rng); }
+  // The parts of a row in order, (name, bytes): where two rows differ, which part that is.
+  std::vector<std::pair<std::string, uint32_t>> state_layout(bool with_rng) {
+    StatePart parts[kMaxStateParts];
+    const char* names[kMaxStateParts];
+    const int n = state_parts(view(), 0, with_rng, parts, names);
+    std::vector<std::pair<std::string, uint32_t>> layout;
+    for (int k = 0; k < n; ++k) layout.emplace_back(names[k], parts[k].bytes);
+    return layout;
+  }
   void save_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng) {
     transfer_states(ids, count, rows, row_bytes, offset, with_rng, true);
   }
