@@ -23,9 +23,20 @@ waiting and handing out environments, independent of how many cores run
 them. valgrind runs one thread at a time, so this says nothing of caches
 shared between cores; only the totals are compared.
 
+With ``--memory N [N ...]`` it measures what a batch of N environments asks
+of memory instead: cule alone on one thread under ``valgrind
+--tool=cachegrind``, whose simulated last-level cache (``--llc-mb``,
+default 32 MB, 16-way) stands for a many-core CPU's shared cache. It reports
+per environment-step the cache lines that missed it (read and written) and
+the kilobytes they carry. While a batch's per-environment state (frame
+buffers, captured frames, the resize memo, the observation stack) fits the
+cache, a step misses nearly nothing; past it, every environment's state
+comes from memory at every step, which all cores share.
+
     python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
     python -m cule.benchmarks.instructions --games pong --steps 40 200
     python -m cule.benchmarks.instructions --games pong --envs 256 --threads 1 16 --steps 2 6
+    python -m cule.benchmarks.instructions --games pong --memory 64 256 --steps 3 8
 """
 from __future__ import annotations
 
@@ -190,6 +201,41 @@ def measure_threads(game: str, steps: tuple[int, int], envs: int, threads: int, 
                 cule_stages=stages(*files, per))
 
 
+def cachegrind(code: str, game: str, steps: int, out: Path, llc_mb: int, *extra: int) -> dict[str, int]:
+    """cachegrind's totals of one child run (Ir, D1mr, DLmr, DLmw, ...) with a last-level cache of llc_mb MB."""
+    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--LL={llc_mb << 20},16,64",
+           f"--cachegrind-out-file={out}", sys.executable, "-c", code, game, str(steps), *map(str, extra)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"cachegrind run failed ({' '.join(cmd[:4])} ...):\n{done.stderr[-2000:]}")
+    events = None
+    for line in out.read_text(errors="replace").splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("summary:") and events:
+            return dict(zip(events, map(int, line.split()[1:])))
+    raise RuntimeError(f"no summary in {out}")
+
+
+def measure_memory(game: str, steps: tuple[int, int], envs: int, llc_mb: int, work: Path) -> dict:
+    """cule alone, envs environments on one thread: last-level cache misses per environment-step."""
+    runs = [cachegrind(CULE_CHILD, game, n, work / f"cg-{game}-{envs}-{n}.out", llc_mb, envs, 1) for n in steps]
+    per = (steps[1] - steps[0]) * envs
+    d = {k: (runs[1][k] - runs[0][k]) / per for k in runs[0]}
+    return dict(game=game, envs=envs, llc_mb=llc_mb, instructions=d["Ir"], ll_read_misses=d["DLmr"],
+                ll_write_misses=d["DLmw"], kb_from_memory=(d["DLmr"] + d["DLmw"]) * 64 / 1024)
+
+
+def memory_table(rows: list[dict]) -> str:
+    lines = ["| game | envs | LL read misses per env-step | LL write misses | KB of lines | instructions per env-step |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['game']} | {r['envs']} | {r['ll_read_misses']:,.0f} | {r['ll_write_misses']:,.0f} | "
+                     f"{r['kb_from_memory']:.0f} | {r['instructions'] / 1e6:.3f}M |")
+    return "\n".join(lines)
+
+
 def table(rows: list[dict]) -> str:
     lines = ["| game | cule instr/step | ALE instr/step | cule / ALE |", "|---|---|---|---|"]
     for r in rows:
@@ -228,18 +274,28 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", type=int,
                         help="count cule alone on each of these numbers of threads (e.g. 1 16) instead of "
                              "comparing one environment against ALE")
+    parser.add_argument("--memory", nargs="+", type=int, metavar="ENVS",
+                        help="instead: last-level cache misses per environment-step of cule with these numbers of "
+                             "environments on one thread (cachegrind; try --steps 3 8)")
+    parser.add_argument("--llc-mb", type=int, default=32,
+                        help="with --memory: the simulated last-level cache, in MB (a power of two; default 32)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
     if args.steps[1] <= args.steps[0]:
         parser.error("--steps SHORT LONG needs LONG > SHORT")
-    if args.envs < 1 or (args.threads and min(args.threads) < 1):
-        parser.error("--envs and --threads need positive numbers")
+    if args.envs < 1 or (args.threads and min(args.threads) < 1) or (args.memory and min(args.memory) < 1):
+        parser.error("--envs, --threads and --memory need positive numbers")
+    if args.llc_mb < 1 or args.llc_mb & (args.llc_mb - 1):
+        parser.error("--llc-mb needs a power of two (cachegrind's cache sets)")
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.threads:
         count_threads(args, out)
+        return
+    if args.memory:
+        count_memory(args, out)
         return
     rows = []
     with tempfile.TemporaryDirectory() as work:
@@ -273,6 +329,19 @@ def count_threads(args, out: Path) -> None:
                       f"{rows[-1]['cule_per_env_step'] / 1e6:.3f}M per env-step ({time.perf_counter() - t0:.0f} s)",
                       flush=True)
     write(out / "threads", rows, threads_table(rows), args.steps)
+
+
+def count_memory(args, out: Path) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for game in args.games:
+            for envs in args.memory:
+                t0 = time.perf_counter()
+                rows.append(measure_memory(game, tuple(args.steps), envs, args.llc_mb, Path(work)))
+                r = rows[-1]
+                print(f"{game:16s} {envs:5d} envs: {r['kb_from_memory']:.0f} KB of lines from memory per env-step "
+                      f"({args.llc_mb} MB last-level cache, {time.perf_counter() - t0:.0f} s)", flush=True)
+    write(out / "memory", rows, memory_table(rows), args.steps)
 
 
 if __name__ == "__main__":
