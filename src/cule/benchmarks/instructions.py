@@ -281,14 +281,14 @@ def main() -> None:
                         help="with --memory: the simulated last-level cache, in MB (a power of two; default 32)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
-        parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
     if args.steps[1] <= args.steps[0]:
         parser.error("--steps SHORT LONG needs LONG > SHORT")
     if args.envs < 1 or (args.threads and min(args.threads) < 1) or (args.memory and min(args.memory) < 1):
         parser.error("--envs, --threads and --memory need positive numbers")
     if args.llc_mb < 1 or args.llc_mb & (args.llc_mb - 1):
         parser.error("--llc-mb needs a power of two (cachegrind's cache sets)")
+    if shutil.which("valgrind") is None:
+        parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.threads:
