@@ -128,10 +128,10 @@ CULE_HD void transfer_state(const BatchView& b, int env, bool with_rng, uint8_t*
   const int n = state_parts(b, env, with_rng, p);
   for (int k = 0; k < n; ++k) {
     const StatePart in_row = p[k].packed(row);
-    if (save && k == kMachinePart) {
-      copy_part(in_row, p[k], first, stride, kPlayfieldCacheFirstWord, kPlayfieldCacheEndWord);
-    } else if (save) {
-      copy_part(in_row, p[k], first, stride);
+    if (save) {
+      const bool machine = k == kMachinePart;
+      copy_part(in_row, p[k], first, stride, machine ? kPlayfieldCacheFirstWord : 0,
+                machine ? kPlayfieldCacheEndWord : 0);
     } else {
       copy_part(p[k], in_row, first, stride);
     }
