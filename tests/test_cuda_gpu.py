@@ -2,7 +2,7 @@
 
 On a GPU machine: pip install -e ".[test,cuda]" && python -m pytest -q tests/test_cuda_gpu.py
 (CULE_GPU_GAMES=pong,breakout,... or =all chooses the games compared with the CPU backend;
-tools/gpu_session.sh runs it with the benchmarks).
+python -m cule.benchmarks.gpu_session runs it with the benchmarks).
 """
 import os
 import time

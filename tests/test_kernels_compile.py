@@ -1,19 +1,25 @@
-"""The CUDA kernels compile with the installed nvcc; ptxas's figures go into the test summary.
+"""The CUDA kernels build ahead of time with the installed nvcc; ptxas's figures go into the test summary.
 
-Skipped where there is no nvcc. sm_70 is listed as unsupported by CUDA 13's
-nvcc rather than compiled; sm_75, sm_80 and sm_90 must compile, and on sm_80
-and sm_90 neither the kernels nor the out-of-line functions they call may
-spill (kernels.cu's register budget, __maxnreg__, needs nvcc 12.4 or later).
+Skipped where there is no nvcc. `python -m cule.kernels --build pong breakout
+--arch sm_90` must write one cubin (both games use the 2K mapper's build) with
+its record, named by the build's key; ptxas must report every kernel, the
+emulating kernels' stacks at most 1,024 bytes and no spill in any kernel or
+the out-of-line functions they call (kernels.cu's register budget,
+__maxnreg__, needs nvcc 12.4 or later). With --extended, sm_75 and sm_80
+compile too (sm_70 is listed as unsupported by CUDA 13's nvcc).
 """
+import json
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from cule import _core
+from cule.kernels import KernelBuild
 from cule.kernels.__main__ import compile_report
-from conftest import report
+from conftest import REPO, report
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
 
@@ -24,25 +30,52 @@ def _nvcc_version() -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def test_kernels_compile_for_each_architecture():
+def _check(rows: list[dict], where: str) -> list[str]:
+    kernels = {r["kernel"]: r for r in rows}
+    assert set(kernels) == set(_core.kernel_names), f"{where}: {sorted(kernels)}"
     lines = []
-    for arch in ("sm_70", "sm_75", "sm_80", "sm_90"):
-        rows = compile_report(arch, "2K", "pong")
+    for name, r in sorted(kernels.items()):
+        lines.append(f"{where} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"
+                     f"{r.get('spill_loads', 0)} B (out-of-line {r['callee_spill_stores']}/{r['callee_spill_loads']}"
+                     f" B), stack {r.get('stack', 0)} B")
+    if _nvcc_version() >= (12, 4):
+        for name, r in kernels.items():
+            spilled = [r.get(k, 0) for k in ("spill_stores", "spill_loads", "callee_spill_stores", "callee_spill_loads")]
+            assert not any(spilled), f"{where} {name} spills (kernel st/ld, out-of-line st/ld): {spilled}"
+    for name in ("cule_run", "cule_reset"):
+        assert kernels[name].get("stack", 0) <= 1024, f"{where} {name}: {kernels[name].get('stack')} B of stack"
+    return lines
+
+
+def test_build_command_writes_the_mappers_cubin_for_sm_90(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "cule.kernels", "--build", "pong", "breakout", "--arch", "sm_90",
+                           "--output-dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    build = KernelBuild("2K")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [build.file_name("sm_90"), build.file_name("sm_90").replace(".cubin", ".json")])
+    cubin = tmp_path / build.file_name("sm_90")
+    assert cubin.read_bytes()[:4] == b"\x7fELF"
+    record = json.loads(cubin.with_suffix(".json").read_text())
+    assert record["key"] == build.key("sm_90") and record["arch"] == "sm_90" and record["cart"] == "2K"
+    assert record["game"] is None and record["gymnasium"] is None
+    lines = _check(record["kernels"], "sm_90 (2K, any game)")
+    assert "1 binaries" in done.stdout and "cule_run" in done.stdout
+    report(f"CUDA kernels: the 2K mapper's build for sm_90 ({record['nvcc']}, {record['seconds']:.0f} s)",
+           "\n".join(lines))
+
+
+@pytest.mark.extended
+def test_kernels_compile_for_older_architectures():
+    lines = []
+    for arch in ("sm_70", "sm_75", "sm_80"):
+        rows = compile_report(arch, KernelBuild("2K"))
         if rows and rows[0].get("unsupported"):
             assert arch == "sm_70", f"{arch} should be supported"
             lines.append(f"{arch}: not supported by this nvcc")
             continue
-        kernels = {r["kernel"]: r for r in rows}
-        assert set(kernels) == set(_core.kernel_names), f"{arch}: {sorted(kernels)}"
-        for name, r in sorted(kernels.items()):
-            lines.append(f"{arch} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"
-                         f"{r.get('spill_loads', 0)} B, stack {r.get('stack', 0)} B ({r['seconds']:.0f} s)")
-        if arch in ("sm_80", "sm_90") and _nvcc_version() >= (12, 4):
-            for name, r in kernels.items():
-                spilled = [r.get(k, 0) for k in ("spill_stores", "spill_loads", "callee_spill_stores",
-                                                 "callee_spill_loads")]
-                assert not any(spilled), f"{arch} {name} spills (kernel st/ld, callees st/ld): {spilled}"
-    report("CUDA kernels: nvcc/ptxas per architecture (mapper 2K, pong)", "\n".join(lines))
+        lines += _check(rows, arch) if arch == "sm_80" else [f"{arch}: compiled"]
+    report("CUDA kernels: older architectures (2K mapper's build)", "\n".join(lines))
 
 
 def test_kernel_source_changes_with_any_core_header(tmp_path, monkeypatch):

@@ -226,7 +226,7 @@ class AtariVectorEnv(VectorEnv):
         self.backend = backends.create(self.emulator, self.device, backends.BackendSettings(
             action_set=self.action_set, obs_shape=self.single_observation_space.shape, frameskip=self.frameskip,
             num_threads=self.num_threads, background=self.batch_size != self.num_envs,
-            start_cache=reset_mode == "cache", shim=_shim, game_unit=unit, gymnasium=_gymnasium))
+            start_cache=reset_mode == "cache", shim=_shim))
 
     # ---- construction: the steps of __init__, in its order
 
@@ -280,8 +280,22 @@ class AtariVectorEnv(VectorEnv):
         self._frame_shape = frame if self._gymnasium else (self.stack_num,) + frame
         self.single_observation_space = Box(low=0, high=255, shape=self._frame_shape, dtype=np.uint8)
         self.single_action_space = Discrete(len(self.action_set))
-        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.batch_size)
+        self._observation_space = None  # built when first asked for (observation_space)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.batch_size)
+
+    @property
+    def observation_space(self) -> Box:
+        """The batch's observation space, built when first asked for: at tens of thousands of environments
+        gymnasium's batch_space takes seconds and gigabytes (bounds arrays the size of the batch's
+        observations)."""
+        if self._observation_space is None:
+            self._observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space,
+                                                                         self.batch_size)
+        return self._observation_space
+
+    @observation_space.setter
+    def observation_space(self, space) -> None:
+        self._observation_space = space
 
     def _make_queues(self) -> None:
         """The bookkeeping of batches: which environments were returned, are ready, or still stepping."""

@@ -106,8 +106,6 @@ class BackendSettings:
     # On "cpu", the CUDA backend's launch code on the host launch shim (tests); an int stands for the SM count
     # its launch geometry assumes.
     shim: bool | int = False
-    game_unit: str = ""         # the game unit the NVRTC kernels are compiled for
-    gymnasium: bool = False     # the step policy NVRTC compiles into the kernels (the emulator's vector option)
 
 
 def create(emulator, device: torch.device, settings: BackendSettings) -> Backend:
@@ -115,10 +113,11 @@ def create(emulator, device: torch.device, settings: BackendSettings) -> Backend
     code on the host launch shim), else CPU threads."""
     s = settings
     if device.type == "cuda" or s.shim:
+        from ..kernels import KernelBuild
         from . import cuda
         launcher = (cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
                     if s.shim and device.type == "cpu"
-                    else cuda.NvrtcLauncher(emulator.cart, s.game_unit, device, s.gymnasium))
+                    else cuda.CudaLauncher(KernelBuild(emulator.cart), device))
         return cuda.CudaBackend(emulator, device, launcher, action_set=s.action_set, obs_shape=s.obs_shape,
                                 frameskip=s.frameskip, start_cache=s.start_cache)
     from .cpu import CpuBackend

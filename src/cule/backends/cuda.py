@@ -13,14 +13,19 @@ them into frames and preprocesses them; cule_reset, the resets of the episodes
 that ended, packed together; cule_gather, the outputs), with actions, outputs
 and flags staying on the device: no host transfer, no synchronisation.
 
-Kernels are compiled per ROM (mapper and game as template arguments) by NVRTC
-through CuPy at first use; CuPy caches the binaries on disk
-(``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``). The same launch code
-runs on the CPU with the host launch shim (``_core.shim_launch``), which is how
-the tests check this path without a GPU.
+Kernels are built per mapper (cule.kernels.KernelBuild): the game and the
+step policy are read from the batch. A binary prebuilt by ``python -m
+cule.kernels --build`` whose key matches is loaded from $CULE_KERNEL_DIR or
+the user's cache folder; otherwise NVRTC compiles the kernels through CuPy at
+first use, and CuPy caches them on disk (``CUPY_CACHE_DIR``, default
+``~/.cupy/kernel_cache``). The same launch code runs on the CPU with the host
+launch shim (``_core.shim_launch``), which is how the tests check this path
+without a GPU.
 """
 from __future__ import annotations
 
+import functools
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +33,7 @@ import torch
 
 from .. import _core
 from ..errors import CudaUnavailableError
-from ..kernels import CORE_HEADERS, build_defines, kernel_source
+from ..kernels import KernelBuild, find_binary, kernel_source
 from . import Backend, StepResult, check_action_batch
 
 THREADS_PER_BLOCK = 64  # two warps
@@ -62,15 +67,33 @@ def check_cuda(device: torch.device) -> None:
                                    "pip install 'cule[cuda]' (adds cupy-cuda12x)") from e
 
 
-def compile_kernels(cart: str, game: str, device_index: int = 0, gymnasium: bool = False):
-    """The kernels (KERNELS) for one mapper, game and step policy (the vector env's `gymnasium` option),
-    compiled by NVRTC (or read from CuPy's disk cache)."""
+log = logging.getLogger(__name__)
+
+
+def device_arch(device_index: int = 0) -> str:
+    """The device's architecture as nvcc names it (``sm_90`` on an H100)."""
+    major, minor = torch.cuda.get_device_capability(device_index)
+    return f"sm_{major}{minor}"
+
+
+@functools.lru_cache(maxsize=None)
+def load_kernels(build: KernelBuild, device_index: int = 0, arch: str | None = None):
+    """The kernels (KERNELS) of `build` on a device: a matching prebuilt binary if one is found, else NVRTC
+    (or CuPy's disk cache of its earlier compiles). Returns (functions, source), source being the binary's
+    path or "nvrtc". Loaded once per process and device: every env of the build shares them."""
     import cupy
 
-    options = ("-std=c++17", f"-I{CORE_HEADERS}", *build_defines(cart, game, gymnasium))
+    arch = arch or device_arch(device_index)
+    path = find_binary(build, arch)
     with cupy.cuda.Device(device_index):
-        module = cupy.RawModule(code=kernel_source(), options=options, backend="nvrtc")
-        return tuple(module.get_function(name) for name in KERNELS)
+        if path is not None:
+            module, source = cupy.RawModule(path=str(path)), str(path)
+        else:
+            module = cupy.RawModule(code=kernel_source(), options=build.options(), backend="nvrtc")
+            source = "nvrtc"
+        functions = tuple(module.get_function(name) for name in KERNELS)
+    log.debug("cule kernels %s for %s: %s", build.label, arch, source)
+    return functions, source
 
 
 @dataclass(frozen=True)
@@ -111,18 +134,21 @@ def whole_warps(count: int) -> Geometry:
     return Geometry(max(1, -(-count // THREADS_PER_BLOCK)), THREADS_PER_BLOCK, 0, WARP)
 
 
-class NvrtcLauncher:
-    """The kernels compiled by NVRTC for one ROM and step policy, launched on torch's current stream.
+class CudaLauncher:
+    """The kernels of one build, launched on torch's current stream.
 
     ``launch(kernel, geometry, args)``: kernel<<<geometry>>>(args); ``args``
     are ints, pointers as device addresses, as KERNELS' signatures take them
-    (cule/kernels/kernels.cu).
+    (cule/kernels/kernels.cu). ``source`` says where the kernels came from: a
+    prebuilt binary's path, or "nvrtc".
     """
 
-    def __init__(self, cart: str, game: str, device: torch.device, gymnasium: bool = False):
+    def __init__(self, build: KernelBuild, device: torch.device):
         self.device = device
+        self.build = build
         self.sms = torch.cuda.get_device_properties(device).multi_processor_count
-        self._kernels = dict(zip(KERNELS, compile_kernels(cart, game, device.index or 0, gymnasium)))
+        functions, self.source = load_kernels(build, device.index or 0)
+        self._kernels = dict(zip(KERNELS, functions))
 
     def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
         import cupy
@@ -188,7 +214,10 @@ class CudaBackend(Backend):
         for name, host in self.emulator.arrays().items():
             if names is None or name in names:
                 item = self._lane_items.get(name)
-                data = host.copy() if item is None else _core.to_lanes(host, item, LANES)
+                if item is not None:
+                    data = _core.to_lanes(host, item, LANES)
+                else:  # a GPU copy is a copy already; on the shim the tensor must not share the host's memory
+                    data = host if self.device.type == "cuda" else host.copy()
                 self.arrays[name] = torch.from_numpy(data).to(self.device)
         addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
         view = np.frombuffer(self.emulator.batch_view(addresses, LANES), dtype=np.uint8).copy()

@@ -1,9 +1,27 @@
-"""The CUDA kernels' source and what building them per ROM needs (used by the backend and the ptxas report)."""
+"""The CUDA kernels' source, the builds the backend asks for, and where prebuilt binaries are looked for.
+
+A build (``KernelBuild``) is kernels.cu compiled for one mapper; a game and a
+step policy may be compiled in as well, or left to the batch (the game id and
+the vector env's ``gymnasium`` option, read at run time, as the launch shim
+does). Its key is a digest of everything that decides the binary: the source
+with the core headers it includes, the compile options and the
+architecture. NVRTC's cache (CuPy's, keyed on source and options) and the
+prebuilt binaries of ``python -m cule.kernels --build`` both hang off it, so
+a binary built from other headers, options or for another architecture is
+never loaded.
+"""
+from __future__ import annotations
+
 import hashlib
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 KERNEL_SOURCE = Path(__file__).resolve().parent / "kernels.cu"
 CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
+# Folders of prebuilt kernel binaries, searched before the user's cache folder (os.pathsep-separated).
+KERNEL_DIR_VARIABLE = "CULE_KERNEL_DIR"
+STEP_POLICIES = {False: "VectorEnvStep", True: "GymnasiumStep"}  # the `gymnasium` option -> vector.hpp's policy
 
 
 def game_type(game: str) -> str:
@@ -15,15 +33,42 @@ def game_type(game: str) -> str:
         raise ValueError(f"no game unit for {game!r}: see cule.list_games()") from None
 
 
-def build_defines(cart: str, game: str, gymnasium: bool = False) -> list[str]:
-    """The -D options that build kernels.cu for one mapper, one game and one step policy.
+@dataclass(frozen=True)
+class KernelBuild:
+    """What one compile of kernels.cu is for: a mapper (``2K``, ``F8``, ... as mappers.inc names them) and,
+    compiled in or left to the batch (None), a game and a step policy (the vector env's `gymnasium` option)."""
 
-    The step policy is the vector env's `gymnasium` option (cule.make sets it): gymnasium's AtariEnv steps
-    (cule/cpp/vector/vector.hpp GymnasiumStep), else ale-py's vector env's (VectorEnvStep).
-    """
-    step = "GymnasiumStep" if gymnasium else "VectorEnvStep"
-    return [f"-DCULE_CART=cule::Cart{cart}", f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(game)}>",
-            f"-DCULE_STEP=cule::{step}"]
+    cart: str
+    game: str | None = None
+    gymnasium: bool | None = None
+
+    def defines(self) -> list[str]:
+        """The -D options: the mapper always; the game and step policy when they are compiled in."""
+        defines = [f"-DCULE_CART=cule::Cart{self.cart}"]
+        if self.game is not None:
+            defines.append(f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(self.game)}>")
+        if self.gymnasium is not None:
+            defines.append(f"-DCULE_STEP=cule::{STEP_POLICIES[self.gymnasium]}")
+        return defines
+
+    def options(self) -> tuple[str, ...]:
+        """The compile options, the same for NVRTC and nvcc (the include folder is named, not part of the key)."""
+        return ("-std=c++17", f"-I{CORE_HEADERS}", *self.defines())
+
+    @property
+    def label(self) -> str:
+        step = "any" if self.gymnasium is None else ("gymnasium" if self.gymnasium else "vector")
+        return f"{self.cart}-{self.game or 'any'}-{step}"
+
+    def key(self, arch: str) -> str:
+        """The digest a binary of this build for `arch` (``sm_90``) is known by."""
+        digest = hashlib.sha256(kernel_source().encode())
+        for part in (*self.defines(), "-std=c++17", arch):
+            digest.update(b"\0" + part.encode())
+        return digest.hexdigest()
+
+    def file_name(self, arch: str) -> str:
+        return f"cule-{self.label}-{arch}-{self.key(arch)[:24]}.cubin"
 
 
 def kernel_source() -> str:
@@ -37,3 +82,30 @@ def kernel_source() -> str:
         if path.suffix in (".hpp", ".inc", ".h"):
             digest.update(path.relative_to(CORE_HEADERS).as_posix().encode() + b"\0" + path.read_bytes())
     return f"// cule core headers {digest.hexdigest()}\n" + KERNEL_SOURCE.read_text()
+
+
+def user_cache_dir() -> Path:
+    """Where ``--build`` writes by default and the backend looks last: $XDG_CACHE_HOME/cule/kernels
+    (~/.cache/cule/kernels)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cule" / "kernels"
+
+
+def search_dirs() -> list[Path]:
+    """The folders searched for prebuilt binaries, in order: $CULE_KERNEL_DIR's, then the user cache folder."""
+    named = [Path(p) for p in os.environ.get(KERNEL_DIR_VARIABLE, "").split(os.pathsep) if p]
+    return [*named, user_cache_dir()]
+
+
+def find_binary(build: KernelBuild, arch: str) -> Path | None:
+    """The prebuilt binary of `build` for `arch` whose key matches today's source and options, or None.
+
+    A binary is found by its file name, which holds the key: one built from
+    other headers or options, or for another architecture, has another name.
+    """
+    name = build.file_name(arch)
+    for folder in search_dirs():
+        path = folder / name
+        if path.is_file():
+            return path
+    return None

@@ -1,27 +1,34 @@
-"""python -m cule.kernels --report | --precompile GAME...: the CUDA kernels' build report, or a warm cache.
+"""python -m cule.kernels --build | --report | --precompile: the CUDA kernels built ahead of time, their
+ptxas figures, or NVRTC's cache filled.
 
---precompile compiles the kernels of the named games (or "all") with NVRTC
-into CuPy's disk cache, several at a time, so that the first
-``AtariVectorEnv(game, n, device="cuda")`` does not wait ~40 s per game;
-with ``--gymnasium``, for ``cule.make``'s envs (their step policy is compiled
-in). Needs a GPU and cupy (the cache is per architecture).
+--build GAME|MAPPER... (or "all") compiles the kernels with nvcc, the CUDA
+toolkit's compiler, into one cubin per mapper and architecture; no GPU is
+needed. The CUDA backend loads a binary whose key (a digest of the kernels'
+source, the core headers, the options and the architecture) matches the
+build it needs from $CULE_KERNEL_DIR or the user cache folder
+(~/.cache/cule/kernels), and only without one compiles with NVRTC at first
+use (one to two minutes a mapper). Each binary gets a .json beside it with
+its key and ptxas's figures. Games name their mapper: all 104 games run from
+the nine mappers' builds. --game-specific compiles each named game in (one
+build per game; only for comparing against the mapper's build).
 
---report:
+--report prints, for each architecture (default sm_75, sm_80, sm_90) and
+kernel, the registers per thread, spill stores and loads (bytes) and stack
+frame (bytes) that ``ptxas -v`` reports for one build, and exits non-zero on
+a compile error, so CI can use it as the kernels' compile check.
 
-For each architecture (default sm_70, sm_75, sm_80, sm_90) and kernel (cule_run,
-cule_render, cule_reset, cule_gather), the registers per thread, spill
-stores and loads (bytes) and stack frame (bytes) that ``ptxas -v`` reports. The kernels are built as the
-CUDA backend builds them at run time: for one mapper, one game and one step
-policy (``--cart``, ``--game``, ``--gymnasium``). Exits non-zero on a compile error, so CI can use it
-as the kernels' compile check. Needs nvcc (the CUDA toolkit), not a GPU.
+--precompile GAME... fills CuPy's NVRTC cache on a GPU machine instead,
+several mappers at a time (a process each).
 
-    python -m cule.kernels --report
-    python -m cule.kernels --report --arch sm_80 --cart F8 --game breakout
-    python -m cule.kernels --precompile pong breakout --jobs 8
+    python -m cule.kernels --build all --arch sm_80 sm_90
+    python -m cule.kernels --build pong breakout --arch sm_90 --output-dir kernels/
+    python -m cule.kernels --report --arch sm_90 --cart F8
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -31,30 +38,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from cule.kernels import CORE_HEADERS, KERNEL_SOURCE, build_defines
+from cule import _core
+from cule.kernels import KERNEL_SOURCE, KernelBuild, kernel_source, user_cache_dir
+
 _LINE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _USED = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+MAPPERS = tuple(_core.mappers)  # cule/cpp/cart/mappers.inc
 
 
-def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc", gymnasium: bool = False) -> list[dict]:
-    """Runs nvcc -Xptxas -v for one architecture; returns one dict per kernel."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-Xptxas", "-v", "-c", str(KERNEL_SOURCE), f"-I{CORE_HEADERS}",
-               *build_defines(cart, game, gymnasium), "-o", str(Path(tmp) / "kernels.o")]
-        t0 = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        seconds = time.perf_counter() - t0
-    if done.returncode != 0 and "Unsupported gpu architecture" in done.stderr:
-        return [dict(kernel="(all)", arch=arch, seconds=seconds, unsupported=True)]
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout + done.stderr)
-        raise SystemExit(f"nvcc failed for {arch} (exit {done.returncode}): {' '.join(cmd)}")
-    # The out-of-line phases (CULE_PHASE) report their own frames; a spill
-    # anywhere counts, so callee figures are summed into the table too.
+def parse_ptxas(text: str, seconds: float) -> list[dict]:
+    """ptxas -v's output as one dict per kernel: registers, spill_stores, spill_loads, stack (bytes) and the
+    out-of-line functions' largest figures (callee_*), which count towards a kernel's spills too."""
     rows, current, props, callees = [], None, None, dict(stack=0, spill_stores=0, spill_loads=0)
-    for line in (done.stdout + done.stderr).splitlines():
+    for line in text.splitlines():
         if m := _LINE.search(line):
             current = dict(kernel=m.group(1), arch=m.group(2), seconds=seconds)
             rows.append(current)
@@ -74,73 +72,184 @@ def compile_report(arch: str, cart: str, game: str, nvcc: str = "nvcc", gymnasiu
     return rows
 
 
-def precompile(games: list[str], jobs: int, gymnasium: bool = False) -> None:
-    """Fills CuPy's kernel cache for `games`, `jobs` NVRTC compiles at a time (one process each)."""
-    import concurrent.futures
-
-    import cule
-
-    games = cule.list_games() if games == ["all"] else games
-    code = ("import sys; from cule.backends.cuda import compile_kernels; from cule.roms import load_rom; "
-            "compile_kernels(load_rom(sys.argv[1]).bankswitch, sys.argv[1], gymnasium=sys.argv[2] == '1')")
-
-    def one(game: str) -> tuple[str, float, subprocess.CompletedProcess]:
+def nvcc_compile(build: KernelBuild, arch: str, output: Path, nvcc: str = "nvcc") -> tuple[list[dict], float]:
+    """Compiles `build` for `arch` into `output` (a cubin) with ptxas -v; returns (ptxas rows, seconds).
+    An architecture this nvcc does not support gives [{"unsupported": True}]; any other error exits."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernels.cu"  # the text the key is a digest of
+        source.write_text(kernel_source())
+        cmd = [nvcc, *build.options(), f"-arch={arch}", "-cubin", "-Xptxas", "-v", str(source), "-o", str(output)]
         t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", code, game, "1" if gymnasium else "0"], capture_output=True,
-                              text=True)
-        return game, time.perf_counter() - t0, done
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+    if done.returncode != 0 and "Unsupported gpu architecture" in done.stderr:
+        return [dict(kernel="(all)", arch=arch, seconds=seconds, unsupported=True)], seconds
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"nvcc failed for {build.label} {arch} (exit {done.returncode}): {' '.join(cmd)}")
+    return parse_ptxas(done.stdout + done.stderr, seconds), seconds
+
+
+def compile_report(arch: str, build: KernelBuild, nvcc: str = "nvcc") -> list[dict]:
+    """ptxas's figures of one build for one architecture (the binary is thrown away)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return nvcc_compile(build, arch, Path(tmp) / "kernels.cubin", nvcc)[0]
+
+
+def nvcc_version(nvcc: str) -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release [\d.]+, (V[\d.]+)", out)
+    return m.group(1) if m else "unknown"
+
+
+def build_one(build: KernelBuild, arch: str, output_dir: Path, nvcc: str) -> dict:
+    """One cubin and its .json into output_dir (written under a temporary name, then renamed, so a reader never
+    sees half a file). Returns the .json's content."""
+    path = output_dir / build.file_name(arch)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    rows, seconds = nvcc_compile(build, arch, partial, nvcc)
+    record = dict(file=path.name, build=build.label, cart=build.cart, game=build.game, gymnasium=build.gymnasium,
+                  arch=arch, key=build.key(arch), nvcc=nvcc_version(nvcc), seconds=round(seconds, 1), kernels=rows,
+                  built=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    if rows and rows[0].get("unsupported"):
+        record["unsupported"] = True
+        return record
+    os.replace(partial, path)
+    path.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def resolve_builds(names: list[str], game_specific: bool, gymnasium: bool | None) -> list[KernelBuild]:
+    """Games and mapper names (or "all") as the builds they need, each once, in the order named."""
+    import cule
+    from cule.roms import load_rom
+
+    if names == ["all"]:
+        names = list(MAPPERS) if not game_specific else cule.list_games()
+    builds = []
+    for name in names:
+        if name in MAPPERS:
+            if game_specific:
+                raise SystemExit(f"--game-specific needs games, not the mapper {name!r}")
+            build = KernelBuild(name, None, gymnasium)
+        elif name in cule.list_games():
+            build = KernelBuild(load_rom(name).bankswitch, name if game_specific else None, gymnasium)
+        else:
+            raise SystemExit(f"{name!r} is neither a game (cule.list_games()) nor a mapper ({' '.join(MAPPERS)})")
+        if build not in builds:
+            builds.append(build)
+    return builds
+
+
+def build_all(builds: list[KernelBuild], archs: list[str], output_dir: Path, nvcc: str, jobs: int) -> list[dict]:
+    """Every build for every architecture, `jobs` nvcc processes at a time; prints a line per binary."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    work = [(b, a) for b in builds for a in archs]
+    print(f"{len(work)} build(s) into {output_dir}, {jobs} at a time (each a few minutes of one core)", flush=True)
+    print(f"{'build':28s} {'arch':6s} {'kernel':16s} {'regs':>5s} {'stack B':>8s} {'spill st/ld':>12s} "
+          f"{'nvcc s':>7s}", flush=True)
+    records, t0 = [], time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for record in pool.map(lambda w: build_one(*w, output_dir, nvcc), work):
+            records.append(record)
+            if record.get("unsupported"):
+                print(f"{record['build']:28s} {record['arch']:6s} not supported by this nvcc; not built", flush=True)
+                continue
+            for r in record["kernels"]:
+                spills = f"{r.get('spill_stores', 0) + r['callee_spill_stores']}/" \
+                         f"{r.get('spill_loads', 0) + r['callee_spill_loads']}"
+                print(f"{record['build']:28s} {r['arch']:6s} {r['kernel']:16s} {r.get('registers', 0):5d} "
+                      f"{r.get('stack', 0):8d} {spills:>12s} {record['seconds']:7.0f}", flush=True)
+    print(f"{sum(not r.get('unsupported') for r in records)} binaries in {time.perf_counter() - t0:.0f} s; "
+          f"the CUDA backend finds them in {output_dir}"
+          + ("" if output_dir == user_cache_dir() else f" through CULE_KERNEL_DIR={output_dir}"), flush=True)
+    return records
+
+
+def precompile(games: list[str], jobs: int) -> None:
+    """Fills CuPy's kernel cache with NVRTC for the mappers of `games`, `jobs` compiles at a time (a process
+    each); needs a GPU."""
+    builds = resolve_builds(games, False, None)
+    code = ("import sys; from cule.backends.cuda import load_kernels; from cule.kernels import KernelBuild; "
+            "load_kernels(KernelBuild(sys.argv[1]))")
+
+    def one(build: KernelBuild) -> tuple[KernelBuild, float, subprocess.CompletedProcess]:
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code, build.cart], capture_output=True, text=True)
+        return build, time.perf_counter() - t0, done
 
     t0, failed = time.perf_counter(), []
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for game, seconds, done in pool.map(one, games):
-            print(f"{game:24s} {seconds:6.1f} s{'' if done.returncode == 0 else '  FAILED'}", flush=True)
+        for build, seconds, done in pool.map(one, builds):
+            print(f"{build.label:24s} {seconds:6.1f} s{'' if done.returncode == 0 else '  FAILED'}", flush=True)
             if done.returncode != 0:
-                failed.append(game)
+                failed.append(build.label)
                 sys.stderr.write(done.stderr[-4000:])
-    print(f"{len(games) - len(failed)} of {len(games)} game(s) compiled in {time.perf_counter() - t0:.0f} s")
+    print(f"{len(builds) - len(failed)} of {len(builds)} build(s) ready in {time.perf_counter() - t0:.0f} s")
     if failed:
         raise SystemExit(f"NVRTC failed for {', '.join(failed)}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m cule.kernels", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", action="store_true", help="compile with nvcc and print ptxas's figures")
-    parser.add_argument("--precompile", nargs="+", metavar="GAME",
-                        help="fill CuPy's NVRTC cache for these games ('all': every game); needs a GPU")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="--precompile: compiles at a time")
-    parser.add_argument("--arch", nargs="+", default=["sm_70", "sm_75", "sm_80", "sm_90"],
-                        help="GPU architectures (one this nvcc no longer supports, e.g. sm_70 on CUDA 13, is listed "
-                             "as such, not an error)")
-    parser.add_argument("--cart", default="2K", help="mapper the kernels are built for (2K 4K F8 F6 F8SC F6SC E0 FE DPC)")
-    parser.add_argument("--game", default="pong", help="ALE game id the kernels are built for")
-    parser.add_argument("--gymnasium", action="store_true",
-                        help="build the kernels for cule.make's gymnasium steps (the step policy compiled in; "
-                             "AtariVectorEnv's steps by default)")
-    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
-    args = parser.parse_args()
-    if args.precompile:
-        return precompile(args.precompile, max(1, args.jobs), args.gymnasium)
-    if not args.report:
-        parser.error("nothing to do: pass --report or --precompile")
-    if not shutil.which(args.nvcc):
-        raise SystemExit("nvcc not found: install the CUDA toolkit (only this report needs it; "
-                         "device='cuda' compiles with NVRTC through CuPy)")
-    print(f"kernels.cu for mapper {args.cart}, game {args.game}, {'gymnasium' if args.gymnasium else 'vector env'} steps")
-    print(f"{'arch':6s} {'kernel':12s} {'registers':>9s} {'spill st':>9s} {'spill ld':>9s} {'stack B':>8s} "
+def report(builds: list[KernelBuild], archs: list[str], nvcc: str) -> None:
+    print(f"{'build':28s} {'arch':6s} {'kernel':16s} {'regs':>5s} {'spill st':>9s} {'spill ld':>9s} {'stack B':>8s} "
           f"{'out-of-line fns: spill st/ld, stack':>36s} {'nvcc s':>7s}")
     spills = False
-    for arch in args.arch:
-        for r in compile_report(arch, args.cart, args.game, args.nvcc, args.gymnasium):
-            if r.get("unsupported"):
-                print(f"{arch:6s} not supported by this nvcc ({args.nvcc}); not compiled")
-                continue
-            callee = f"{r['callee_spill_stores']}/{r['callee_spill_loads']}, {r['callee_stack']}"
-            print(f"{r['arch']:6s} {r['kernel']:12s} {r.get('registers', 0):9d} {r.get('spill_stores', 0):9d} "
-                  f"{r.get('spill_loads', 0):9d} {r.get('stack', 0):8d} {callee:>36s} {r['seconds']:7.0f}", flush=True)
-            spills |= (r.get("spill_stores", 0) + r["callee_spill_stores"]) > 0 and r["arch"] in ("sm_80", "sm_90")
+    for build in builds:
+        for arch in archs:
+            for r in compile_report(arch, build, nvcc):
+                if r.get("unsupported"):
+                    print(f"{build.label:28s} {arch:6s} not supported by this nvcc ({nvcc}); not compiled")
+                    continue
+                callee = f"{r['callee_spill_stores']}/{r['callee_spill_loads']}, {r['callee_stack']}"
+                print(f"{build.label:28s} {r['arch']:6s} {r['kernel']:16s} {r.get('registers', 0):5d} "
+                      f"{r.get('spill_stores', 0):9d} {r.get('spill_loads', 0):9d} {r.get('stack', 0):8d} "
+                      f"{callee:>36s} {r['seconds']:7.0f}", flush=True)
+                spills |= (r.get("spill_stores", 0) + r["callee_spill_stores"]) > 0 and r["arch"] in ("sm_80", "sm_90")
     if spills:
         print("note: spills on sm_80/sm_90 (target: none)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m cule.kernels", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    task = parser.add_mutually_exclusive_group(required=True)
+    task.add_argument("--build", nargs="+", metavar="GAME|MAPPER",
+                      help="compile these games' mappers (or mappers by name, or 'all' nine) into cubins with nvcc")
+    task.add_argument("--report", action="store_true", help="compile --cart's build with nvcc; print ptxas's figures")
+    task.add_argument("--precompile", nargs="+", metavar="GAME|MAPPER",
+                      help="fill CuPy's NVRTC cache for these games' mappers ('all': every mapper); needs a GPU")
+    parser.add_argument("--arch", nargs="+", default=None,
+                        help="GPU architectures, as nvcc names them (--build: sm_80 sm_90; --report: sm_75 sm_80 "
+                             "sm_90); one this nvcc does not support is listed as such, not an error")
+    parser.add_argument("--output-dir", type=Path, default=None,
+                        help=f"--build: where the binaries go (default: the user cache folder, {user_cache_dir()}, "
+                             "which the backend searches without further set-up)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="nvcc or NVRTC compiles at a time")
+    parser.add_argument("--game-specific", action="store_true",
+                        help="--build, --report: compile the game in (one build per game) instead of reading it "
+                             "from the batch")
+    parser.add_argument("--step", choices=("vector", "gymnasium"), default=None,
+                        help="--build, --report: compile one step policy in (ale-py's vector env's, or gymnasium's "
+                             "AtariEnv's for cule.make) instead of reading it from the batch")
+    parser.add_argument("--cart", default="2K", choices=MAPPERS, help="--report: the mapper")
+    parser.add_argument("--game", default=None, help="--report: a game compiled in (with --game-specific)")
+    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
+    args = parser.parse_args(argv)
+    gymnasium = None if args.step is None else args.step == "gymnasium"
+    if args.precompile:
+        return precompile(args.precompile, max(1, args.jobs))
+    if not shutil.which(args.nvcc):
+        raise SystemExit(f"nvcc not found ({args.nvcc}): install the CUDA toolkit, or pass --nvcc PATH "
+                         "(device='cuda' itself needs no toolkit: it compiles with NVRTC through CuPy)")
+    if args.report:
+        game = args.game if args.game_specific else None
+        if args.game_specific and game is None:
+            parser.error("--report --game-specific needs --game")
+        return report([KernelBuild(args.cart, game, gymnasium)], args.arch or ["sm_75", "sm_80", "sm_90"], args.nvcc)
+    builds = resolve_builds(args.build, args.game_specific, gymnasium)
+    build_all(builds, args.arch or ["sm_80", "sm_90"], args.output_dir or user_cache_dir(), args.nvcc,
+              max(1, args.jobs))
+    print(f"kernels.cu: {KERNEL_SOURCE}")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 // (cule/cpp/vector/vector.hpp) that lives in device memory. The CPU backend runs the
 // same VectorEnv code on its threads.
 //
-// Built per ROM by NVRTC (cule/backends/cuda.py) with
-//   -DCULE_CART=cule::Cart2K -DCULE_GAMES=cule::OneGame<cule::games::Pong>
-//   -DCULE_STEP=cule::VectorEnvStep
-// and, for the tests, compiled for the host by shim.hpp, which defines
-// CULE_KERNEL, blockIdx, threadIdx and blockDim and includes this file once
-// per mapper. Include the core headers before this file.
+// Built once per mapper (cule/kernels/__init__.py KernelBuild), ahead of time
+// by nvcc (python -m cule.kernels --build) or at first use by NVRTC, with
+//   -DCULE_CART=cule::Cart2K
+// the game and the step policy being read from the batch; -DCULE_GAMES=
+// cule::OneGame<cule::games::Pong> and -DCULE_STEP=cule::VectorEnvStep
+// compile them in instead. For the tests, shim.hpp compiles this file for
+// the host (it defines CULE_KERNEL, blockIdx, threadIdx and blockDim and
+// includes this file once per mapper). Include the core headers first.
 #include "vector/vector.hpp"
 #include "cart/carts.hpp"
 #include "vector/state_rows.hpp"
@@ -35,11 +37,9 @@
 #define CULE_GAMES cule::Games
 #endif
 
-// The step policy (vector.hpp), handed to f as with_step_policy does. NVRTC
-// builds the kernels for the batch's policy, as for its mapper and game
-// (CULE_STEP, from the `gymnasium` option): the state update is compiled
-// once. Without the define (the launch shim) both are compiled, and the
-// batch's option picks one at the kernel's entry, for the whole launch.
+// The step policy (vector.hpp), handed to f as with_step_policy does: both
+// are compiled, and the batch's option picks one at the kernel's entry, for
+// the whole launch, unless CULE_STEP compiles one in.
 template <class F>
 CULE_HD void with_batch_step(const cule::BatchView& batch, F&& f) {
 #ifdef CULE_STEP

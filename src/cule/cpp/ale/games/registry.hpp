@@ -19,7 +19,7 @@ constexpr const char* kGameNames[] = {
 #include "list.inc"
 #undef CULE_GAME
 };
-// The unit's C++ name, which NVRTC builds one game's kernels for.
+// The unit's C++ name, which a game-specific kernel build compiles in.
 constexpr const char* kGameUnits[] = {
 #define CULE_GAME(id, Type) #Type,
 #include "list.inc"
@@ -87,9 +87,9 @@ struct Games {
 #endif
 };
 
-// The same interface for one game known at compile time: the CUDA kernels
-// are built per ROM, and dispatching over 104 games would cost compile time
-// and registers for nothing.
+// The same interface for one game known at compile time: a kernel build
+// specialised for one game (python -m cule.kernels --game-specific) and the
+// fuzz driver use it; the mappers' builds dispatch with Games.
 template <class T>
 struct OneGame {
   CULE_HD static void reset(uint8_t, GameState& g) { T::reset(g); }

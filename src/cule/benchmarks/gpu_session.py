@@ -1,0 +1,247 @@
+"""Everything measured on a GPU, in one command that fits a time budget, headline first.
+
+Parts, in this order, each printing its start time and writing its results
+as it goes (a part cut off by its budget keeps what it wrote):
+
+  throughput  frames/s and ms per kernel for --games at --envs environments
+              (python -m cule.benchmarks.gpu_scale), ale-py's vector env on
+              all the machine's cores in the same run;
+  specialised the game's own build (game and step policy compiled in)
+              against the mapper's build, pong and ms_pacman at 4,096
+              and 16,384 envs;
+  tests       tests/test_cuda_gpu.py: CUDA equal to the CPU backend, saved
+              states, resets, the launch geometry, the mixed batch;
+  train       A2C+V-trace on Pong on the GPU for the time left
+              (python -m cule.benchmarks.train_pong): frames/s while
+              training, score against wall time;
+  ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
+              active threads per warp, the top stall reasons.
+
+Each part gets its budget in seconds plus what earlier parts left unused,
+and never more than the session's --budget leaves. The kernels should be
+built ahead of time (python -m cule.kernels --build ... --arch sm_90, found
+through CULE_KERNEL_DIR or the user cache folder): a missing binary is
+compiled by NVRTC at first use, one to two minutes a mapper. The output
+folder gets at most eight files: session.log, session.json,
+throughput.jsonl, throughput.png, train_log.csv, train_summary.json,
+train_curve.png, ncu.txt; bulky outputs (checkpoints) go to --work-dir.
+
+--dry-run runs every part's command on this machine without a GPU (the
+launch shim, a few environments, seconds per part), so a typo or a missing
+file shows before GPU time is spent.
+
+    python -m cule.kernels --build all --arch sm_90
+    python -m cule.benchmarks.gpu_session --output-dir runs/gpu_session --budget 560
+    python -m cule.benchmarks.gpu_session --dry-run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PY = sys.executable
+THROUGHPUT_GAMES = ["pong", "breakout", "ms_pacman", "space_invaders"]
+THROUGHPUT_ENVS = [1024, 4096, 16384, 65536]
+
+
+@dataclass
+class Part:
+    """One part of the session: its name, its budget (seconds) and what it is for."""
+    name: str
+    budget: float
+    what: str
+    minimum: float = 0.0  # what it must be left to be worth starting
+    record: dict = field(default_factory=dict)
+
+
+PARTS = [
+    Part("throughput", 230, "frames/s of the four games at 1,024 to 65,536 envs, ale-py's vector env beside", 60),
+    Part("specialised", 50, "pong and ms_pacman: the game's own build against the mapper's", 20),
+    Part("tests", 120, "tests/test_cuda_gpu.py", 40),
+    Part("train", 110, "A2C+V-trace on Pong on the GPU for the time left", 45),
+    Part("ncu", 60, "Nsight Compute on cule_run", 40),
+]
+
+
+def command(part: str, args, seconds: float) -> list[str] | None:
+    """The command line of a part (None: nothing to run here). `seconds` is the time the part is given."""
+    out, work, dry = Path(args.output_dir), Path(args.work_dir), ["--dry-run"] if args.dry_run else []
+    if part == "throughput":
+        return [PY, "-m", "cule.benchmarks.gpu_scale", "--games", *args.games, "--envs", *map(str, args.envs),
+                "--warmup", "2", "--seconds", "1.5", "--min-steps", "3", "--ale-envs", "1024", "--ale-steps", "50",
+                "--output-dir", str(work / "throughput"), *dry]
+    if part == "specialised":
+        return [PY, "-m", "cule.benchmarks.gpu_scale", "--games", "pong", "ms_pacman", "--envs", "4096", "16384",
+                "--kernels", "both", "--warmup", "2", "--seconds", "1.5", "--min-steps", "3", "--ale-envs", "0",
+                "--output-dir", str(work / "throughput"), *dry]
+    if part == "tests":
+        if args.dry_run:
+            return [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_cuda_gpu.py"]
+        return [PY, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "tests/test_cuda_gpu.py"]
+    if part == "train":
+        minutes = max(0.2, (seconds - 25) / 60)  # the trainer's set-up and summary take the rest
+        if args.dry_run:
+            return [PY, "-m", "cule.benchmarks.train_pong", "--device", "cpu", "--num-envs", "8", "--frames", "640",
+                    "--minutes", "0.2", "--output-dir", str(work / "train")]
+        return [PY, "-m", "cule.benchmarks.train_pong", "--device", "cuda", "--num-envs", str(args.train_envs),
+                "--minutes", f"{minutes:.2f}", "--output-dir", str(work / "train")]
+    if part == "ncu":
+        inner = [PY, "-m", "cule.benchmarks.gpu_scale", "--games", "pong", "--envs", "4096", "--warmup", "2",
+                 "--steps", "1", "--min-steps", "1", "--ale-envs", "0", "--output-dir", str(work / "ncu"), *dry]
+        if args.dry_run or not shutil.which("ncu"):
+            return inner
+        return ["ncu", "--kernel-name", "cule_run", "--launch-skip", "2", "--launch-count", "1",
+                "--section", "LaunchStats", "--section", "Occupancy", "--section", "WarpStateStats",
+                "--section", "SchedulerStats", "--section", "SpeedOfLight",
+                "--metrics", "smsp__thread_inst_executed_per_inst_executed.ratio,"
+                             "smsp__warps_active.avg.pct_of_peak_sustained_active", *inner]
+    raise ValueError(part)
+
+
+def keep(part: str, args) -> None:
+    """Copies a part's figures from the work folder into the output folder, under the session's names."""
+    out, work = Path(args.output_dir), Path(args.work_dir)
+    pairs = {"throughput": [("throughput/gpu_scale.jsonl", "throughput.jsonl"),
+                            ("throughput/gpu_scale.png", "throughput.png")],
+             "train": [("train/log.csv", "train_log.csv"), ("train/summary.json", "train_summary.json"),
+                       ("train/curve.png", "train_curve.png")]}
+    pairs["specialised"] = pairs["throughput"]
+    for src, dst in pairs.get(part, []):
+        if (work / src).is_file():
+            shutil.copyfile(work / src, out / dst)
+
+
+def machine() -> str:
+    """What the figures were measured on."""
+    lines = [f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}", f"python {platform.python_version()}",
+             f"cpus {os.cpu_count()}"]
+    try:
+        import torch
+        lines.append(f"torch {torch.__version__}, cuda {torch.version.cuda}")
+        if torch.cuda.is_available():
+            p = torch.cuda.get_device_properties(0)
+            lines.append(f"gpu {p.name}, {p.multi_processor_count} SMs, {p.total_memory / 2**30:.0f} GiB, "
+                         f"capability {p.major}.{p.minor}")
+    except ImportError:
+        pass
+    if shutil.which("nvidia-smi"):
+        lines.append(subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+                                     "--format=csv,noheader"], capture_output=True, text=True).stdout.strip())
+    if shutil.which("lscpu"):
+        info = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+        lines += [line for line in info if line.startswith(("Model name", "L3 cache"))]
+    from cule import _core
+    from cule.kernels import KernelBuild, find_binary, search_dirs
+    arch = "sm_90"
+    try:
+        import torch
+        if torch.cuda.is_available():
+            arch = "sm_{}{}".format(*torch.cuda.get_device_capability(0))
+    except ImportError:
+        pass
+    found = {cart: find_binary(KernelBuild(cart), arch) for cart in _core.mappers}
+    lines.append(f"kernels for {arch} in {' '.join(map(str, search_dirs()))}: prebuilt for "
+                 f"{' '.join(c for c, p in found.items() if p) or 'no mapper'}; NVRTC would build "
+                 f"{' '.join(c for c, p in found.items() if not p) or 'none'}")
+    return "\n".join(lines)
+
+
+def run_part(part: Part, cmd: list[str], seconds: float, log) -> dict:
+    """Runs one part's command with a deadline, its output to the console and the session log."""
+    t0 = time.perf_counter()
+    log(f"\n=== {part.name} ({time.strftime('%H:%M:%S')}, {seconds:.0f} s): {part.what}\n$ {' '.join(cmd)}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+    stopped = threading.Event()
+
+    def stop() -> None:  # the whole process group: a part's own children too
+        stopped.set()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    watchdog = threading.Timer(seconds, stop)
+    watchdog.start()
+    for line in proc.stdout:
+        log(line.rstrip("\n"))
+    proc.wait()
+    watchdog.cancel()
+    timed_out = stopped.is_set()
+    if timed_out:
+        log(f"--- {part.name}: stopped at its budget of {seconds:.0f} s")
+    elapsed = time.perf_counter() - t0
+    log(f"--- {part.name}: exit {proc.returncode}, {elapsed:.0f} s")
+    return dict(part=part.name, rc=proc.returncode, seconds=round(elapsed, 1), budget=round(seconds),
+                timed_out=timed_out, command=" ".join(cmd))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.gpu_session", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output-dir", "--out-dir", dest="output_dir", default="runs/gpu_session",
+                        help="the session's figures and log (at most eight files)")
+    parser.add_argument("--work-dir", default=None, help="bulky outputs (default: OUTPUT_DIR/../gpu_session_work)")
+    parser.add_argument("--budget", type=float, default=560, help="seconds for all parts together")
+    parser.add_argument("--parts", nargs="+", default=[p.name for p in PARTS], choices=[p.name for p in PARTS],
+                        help="parts to run, in the session's order")
+    parser.add_argument("--games", nargs="+", default=THROUGHPUT_GAMES, help="throughput: ALE game ids")
+    parser.add_argument("--envs", nargs="+", type=int, default=THROUGHPUT_ENVS, help="throughput: environment counts")
+    parser.add_argument("--train-envs", type=int, default=1024, help="train: environments of A2C+V-trace")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="no GPU: each part's command on the CPU (the launch shim, a few environments)")
+    args = parser.parse_args(argv)
+    out = Path(args.output_dir)
+    args.work_dir = args.work_dir or str(out.parent / f"{out.name}_work")
+    out.mkdir(parents=True, exist_ok=True)
+    Path(args.work_dir).mkdir(parents=True, exist_ok=True)
+    log_file = open(out / "session.log", "a")
+
+    def log(text: str) -> None:
+        print(text, flush=True)
+        log_file.write(text + "\n")
+        log_file.flush()
+
+    start = time.perf_counter()
+    log(f"cule GPU session{' (dry run: no GPU, the launch shim)' if args.dry_run else ''}\n{machine()}")
+    parts = [p for p in PARTS if p.name in args.parts]
+    records, slack = [], 0.0
+    for i, part in enumerate(parts):
+        left = args.budget - (time.perf_counter() - start)
+        # the trainer takes the time left, but leaves later parts their budgets; others leave their minimums
+        later = sum(p.budget if part.name == "train" else p.minimum for p in parts[i + 1:])
+        seconds = left - later if part.name == "train" else min(part.budget + slack, left - later)
+        if args.dry_run:
+            seconds = max(seconds, 120)  # the shim and the CPU are slow; the budget is the GPU's
+        if seconds < part.minimum and not args.dry_run:
+            log(f"\n=== {part.name}: skipped, {seconds:.0f} s left of the budget (needs {part.minimum:.0f})")
+            records.append(dict(part=part.name, skipped=True))
+            continue
+        cmd = command(part.name, args, seconds)
+        record = run_part(part, cmd, seconds, log)
+        keep(part.name, args)
+        records.append(record)
+        slack = max(0.0, seconds - record["seconds"])
+        (out / "session.json").write_text(json.dumps(dict(parts=records, dry_run=args.dry_run), indent=1) + "\n")
+    if "ncu" in args.parts and not args.dry_run:
+        ncu_log = Path(out / "session.log").read_text().split("=== ncu", 1)
+        if len(ncu_log) == 2:
+            (out / "ncu.txt").write_text("=== ncu" + ncu_log[1])
+    log(f"\nsession: {time.perf_counter() - start:.0f} s of {args.budget:.0f}; "
+        f"{sum(r.get('rc') == 0 for r in records)} of {len(records)} parts exited 0")
+    (out / "session.json").write_text(json.dumps(dict(parts=records, dry_run=args.dry_run), indent=1) + "\n")
+    if any(r.get("rc") not in (0, None) for r in records):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""The GPU session's dry run: every part's command runs on the CPU (the launch shim), so no GPU minute is lost
+to a typo, a missing file or a broken part; the output folder holds at most eight files."""
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_gpu_session_dry_run_runs_every_part(tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(out),
+                           "--games", "pong", "ms_pacman", "--envs", "16", "64"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    session = json.loads((out / "session.json").read_text())
+    from cule.benchmarks.gpu_session import PARTS
+    assert [p["part"] for p in session["parts"]] == [p.name for p in PARTS]
+    assert all(p["rc"] == 0 and not p["timed_out"] for p in session["parts"]), session
+    rows = [json.loads(line) for line in (out / "throughput.jsonl").read_text().splitlines()]
+    measured = {(r["game"], r["backend"], r.get("kernels")) for r in rows}
+    assert {("pong", "ale-vector", None), ("ms_pacman", "cule-cuda", "mapper"), ("pong", "cule-cuda", "game")} <= measured
+    assert all(r["fps"] > 0 for r in rows)
+    assert (out / "train_summary.json").is_file() and (out / "throughput.png").is_file()
+    files = sorted(p.name for p in out.iterdir())
+    assert len(files) <= 8, files
+    log = (out / "session.log").read_text()
+    for part in PARTS:
+        assert f"=== {part.name} (" in log
+    assert "kernels for sm_" in log

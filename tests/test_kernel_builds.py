@@ -1,0 +1,150 @@
+"""Prebuilt kernels: what a build's key covers, and which binary the CUDA backend loads.
+
+No GPU and no nvcc needed: CuPy is replaced by a stand-in that records what
+it was asked to load (tests/test_kernels_compile.py runs the real build).
+"""
+import shutil
+import sys
+import types
+
+import pytest
+
+import cule.kernels as kernels
+from cule.kernels import KernelBuild
+
+
+@pytest.fixture
+def headers(tmp_path, monkeypatch):
+    """A private copy of the core headers, so a test can edit one."""
+    copy = tmp_path / "cpp"
+    shutil.copytree(kernels.CORE_HEADERS, copy, ignore=shutil.ignore_patterns("*.cpp"))
+    monkeypatch.setattr(kernels, "CORE_HEADERS", copy)
+    return copy
+
+
+def test_key_covers_headers_options_and_architecture(headers):
+    build = KernelBuild("2K")
+    key = build.key("sm_90")
+    assert key == KernelBuild("2K").key("sm_90")
+    others = {"sm_80": build.key("sm_80"), "F8": KernelBuild("F8").key("sm_90"),
+              "pong compiled in": KernelBuild("2K", "pong").key("sm_90"),
+              "step compiled in": KernelBuild("2K", None, False).key("sm_90"),
+              "gymnasium step": KernelBuild("2K", None, True).key("sm_90")}
+    assert len(set(others.values()) | {key}) == len(others) + 1, others
+    for header in (headers / "chips" / "tia.hpp", headers / "ale" / "games" / "list.inc"):
+        original = header.read_text()
+        header.write_text(original + "\n// edited\n")
+        assert build.key("sm_90") != key, header.name
+        header.write_text(original)
+        assert build.key("sm_90") == key
+
+
+def test_defines_name_what_is_compiled_in():
+    assert KernelBuild("F8").defines() == ["-DCULE_CART=cule::CartF8"]
+    assert KernelBuild("2K", "pong", True).defines() == [
+        "-DCULE_CART=cule::Cart2K", "-DCULE_GAMES=cule::OneGame<cule::games::Pong>", "-DCULE_STEP=cule::GymnasiumStep"]
+    with pytest.raises(ValueError, match="no game unit"):
+        KernelBuild("2K", "no_such_game").defines()
+
+
+class FakeCupy(types.ModuleType):
+    """Records RawModule's arguments; get_function returns the kernel's name."""
+
+    def __init__(self):
+        super().__init__("cupy")
+        self.loaded = []
+        fake = self
+
+        class RawModule:
+            def __init__(self, code=None, options=(), backend=None, path=None):
+                fake.loaded.append("nvrtc" if path is None else path)
+                self.options = options
+
+            def get_function(self, name):
+                return name
+
+        class Device:
+            def __init__(self, index):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        self.RawModule = RawModule
+        self.cuda = types.SimpleNamespace(Device=Device)
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch, tmp_path):
+    from cule.backends import cuda
+
+    fake = FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(kernels.KERNEL_DIR_VARIABLE, raising=False)
+    cuda.load_kernels.cache_clear()
+    yield fake
+    cuda.load_kernels.cache_clear()
+
+
+def load(build, arch="sm_90"):
+    from cule.backends import cuda
+    cuda.load_kernels.cache_clear()
+    functions, source = cuda.load_kernels(build, 0, arch)
+    assert functions == cuda.KERNELS
+    return source
+
+
+def test_loader_takes_a_matching_binary_and_nothing_else(fake_cupy, tmp_path, monkeypatch, headers):
+    build = KernelBuild("2K")
+    assert load(build) == "nvrtc"  # nothing built: NVRTC
+    folder = tmp_path / "prebuilt"
+    folder.mkdir()
+    monkeypatch.setenv(kernels.KERNEL_DIR_VARIABLE, str(folder))
+    # another architecture's, another mapper's and another build's binaries are not this one
+    for other, arch in ((build, "sm_80"), (KernelBuild("F8"), "sm_90"), (KernelBuild("2K", "pong"), "sm_90")):
+        (folder / other.file_name(arch)).write_bytes(b"other")
+    assert load(build) == "nvrtc"
+    present = folder / build.file_name("sm_90")
+    present.write_bytes(b"cubin")
+    assert load(build) == str(present)
+    assert fake_cupy.loaded[-1] == str(present)
+    # a header edit makes the binary stale: it is not loaded, NVRTC builds the edited source
+    tia = headers / "chips" / "tia.hpp"
+    tia.write_text(tia.read_text() + "\n// edited\n")
+    assert load(build) == "nvrtc"
+
+
+def test_loader_searches_the_variable_then_the_user_cache(fake_cupy, tmp_path, monkeypatch):
+    build = KernelBuild("4K")
+    cache = kernels.user_cache_dir()
+    assert cache == tmp_path / "cache" / "cule" / "kernels"
+    cache.mkdir(parents=True)
+    (cache / build.file_name("sm_90")).write_bytes(b"cached")
+    assert load(build) == str(cache / build.file_name("sm_90"))
+    first, second = tmp_path / "a", tmp_path / "b"
+    second.mkdir()
+    (second / build.file_name("sm_90")).write_bytes(b"named")
+    monkeypatch.setenv(kernels.KERNEL_DIR_VARIABLE, f"{first}{kernels.os.pathsep}{second}")
+    assert kernels.search_dirs() == [first, second, cache]
+    assert load(build) == str(second / build.file_name("sm_90"))
+
+
+def test_launcher_reports_its_source(fake_cupy, monkeypatch, caplog):
+    import logging
+
+    import torch
+
+    from cule.backends import cuda
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: types.SimpleNamespace(
+        multi_processor_count=132))
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=0: (9, 0))
+    with caplog.at_level(logging.DEBUG, logger="cule.backends.cuda"):
+        launcher = cuda.CudaLauncher(KernelBuild("F8"), torch.device("cuda", 0))
+    assert launcher.source == "nvrtc" and launcher.sms == 132
+    assert "cule kernels F8-any-any for sm_90: nvrtc" in caplog.text
+    assert launcher.build == KernelBuild("F8")
