@@ -68,15 +68,34 @@ def test_each_environment_equals_its_single_game_env(kwargs):
             assert "final_obs" in m or "final_obs" not in s
 
 
-def test_shim_equals_cpu():
-    games, per_game = ["pong", "ms_pacman", "pitfall2", "klax"], 2
-    actions = np.random.default_rng(1).integers(0, 18, (30, per_game * len(games)))
-    cpu = _run_mixed(games, per_game, 5, actions, repeat_action_probability=0.25)
-    shim = _run_mixed(games, per_game, 5, actions, repeat_action_probability=0.25, _shim=True)
+@pytest.mark.parametrize("kwargs", [
+    dict(repeat_action_probability=0.25),
+    dict(autoreset_mode="SameStep", episodic_life=True, reset_mode="cache", reset_cache_size=3,
+         max_num_frames_per_episode=150),
+], ids=["sticky", "samestep-cache-short-episodes"])
+def test_shim_equals_cpu_with_one_launch_per_mapper(kwargs, monkeypatch):
+    """Games that share a mapper step in one launch of each kernel (their BatchViews side by side, one reset
+    list), and every output equals the CPU backend's, episodes ending and restarting from cached starts too."""
+    from cule.backends import cuda
+
+    games, per_game = ["pong", "ms_pacman", "breakout", "pitfall2", "seaquest", "klax"], 2  # 2K F8 2K DPC F8 F6SC
+    mappers = {cule.roms.load_rom(g).bankswitch for g in games}
+    launches = []
+    real = cuda.ShimLauncher.launch
+    monkeypatch.setattr(cuda.ShimLauncher, "launch", lambda self, kernel, *a: (launches.append(kernel),
+                                                                              real(self, kernel, *a))[1])
+    actions = np.random.default_rng(1).integers(0, 18, (60, per_game * len(games)))
+    cpu = _run_mixed(games, per_game, 5, actions, **kwargs)
+    shim = _run_mixed(games, per_game, 5, actions, _shim=True, **kwargs)
+    steps = 1 + len(actions)  # the reset, then the steps
+    for kernel in ("cule_run", "cule_render", "cule_reset", "cule_gather"):
+        assert launches.count(kernel) == steps * len(mappers), (kernel, launches.count(kernel))
     for t, (a, b) in enumerate(zip(cpu, shim)):
-        for name in OUTPUTS + ("env_id", "game"):
+        for name in OUTPUTS + ("env_id", "game", "final_obs"):
             if name in a:
                 assert torch.equal(a[name], b[name]), f"step {t}: {name} differs on the shim"
+    if "max_num_frames_per_episode" in kwargs:
+        assert sum(int((r["truncated"] | r["terminated"]).sum()) for r in cpu[1:]) >= len(games) * per_game
 
 
 def test_counts_async_batches_and_thread_counts():

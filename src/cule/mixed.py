@@ -13,9 +13,10 @@ ALE does with it. Observations share one shape: PAL games and taller screens
 are resized like the others (with ``img_height=None`` every game must have the
 same screen height).
 
-Each game is a single-game env of its own (its ROM, its kernels on a GPU)
-behind one backend: on the CPU all games' environments share one pool of
-threads, stepped as one job; on a GPU each game's kernels are queued in turn
+Each game is a single-game env of its own (its ROM and arrays) behind one
+backend: on the CPU all games' environments share one pool of threads,
+stepped as one job; on a GPU the games of one mapper step together (one
+launch of each kernel per mapper present: the kernels are built per mapper)
 and the results are put together in batch order on the device. Environment i
 of the batch is exactly environment i - start of its game's block in a
 single-game env with ``full_action_space=True`` seeded the same way.
@@ -87,6 +88,15 @@ class MixedBackend(Backend):
         # CPU: every game's environments on one pool, so threads balance work across games.
         self._pool = _core.ThreadPool(num_threads or os.cpu_count() or 1) if on_cpu else None
         self._executor = concurrent.futures.ThreadPoolExecutor(1) if background and on_cpu else None
+        # Devices: the games of one mapper step together, one launch of each kernel per mapper present.
+        self.groups: list[tuple[Any, list[int]]] = []
+        if not on_cpu:
+            from .backends.cuda import CudaGroup
+            by_cart: dict[str, list[int]] = {}
+            for k, p in enumerate(parts):
+                by_cart.setdefault(p.emulator.cart, []).append(k)
+            self.groups = [(CudaGroup([parts[k] for k in ks]), ks) for ks in by_cart.values()]
+        self._group_split: tuple[np.ndarray, list] | None = None
 
     def split(self, ids: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(game k, positions in ids, ids within game k) for each game with environments among ids; kept for the
@@ -101,6 +111,21 @@ class MixedBackend(Backend):
         self._split = (ids.copy(), out)
         return out
 
+    def group_split(self, ids: np.ndarray) -> list[tuple[Any, np.ndarray, list[tuple[int, np.ndarray]]]]:
+        """(group, positions in ids, members: (game's index in the group, ids within the game)) for each
+        mapper group with environments among ids, positions in the members' order; kept like split()'s."""
+        if self._group_split is not None and np.array_equal(self._group_split[0], ids):
+            return self._group_split[1]
+        by_game = {k: (positions, local) for k, positions, local in self.split(ids)}
+        out = []
+        for group, games in self.groups:
+            present = [(j, k) for j, k in enumerate(games) if k in by_game]
+            if present:
+                positions = np.concatenate([by_game[k][0] for _, k in present])
+                out.append((group, positions, [(j, by_game[k][1]) for j, k in present]))
+        self._group_split = (ids.copy(), out)
+        return out
+
     def on_device(self, positions: np.ndarray, device: torch.device | None = None) -> torch.Tensor:
         """Batch positions as an index tensor on `device` (default: the batch's)."""
         return torch.from_numpy(positions).to(device or self.device, dtype=torch.long)
@@ -110,10 +135,10 @@ class MixedBackend(Backend):
 
     def run(self, ids, actions, seeds, force_reset):
         split = self.split(ids)
-        if self._pool is None:  # devices: each game's kernels queued in turn on the stream
-            for k, positions, local in split:
-                part_actions = None if actions is None else actions[self.on_device(positions)]
-                self.parts[k].run(local, part_actions, None if seeds is None else seeds[positions], force_reset)
+        if self._pool is None:  # devices: each mapper's kernels queued in turn on the stream
+            for group, positions, members in self.group_split(ids):
+                group_actions = None if actions is None else actions[self.on_device(positions)]
+                group.run(members, group_actions, None if seeds is None else seeds[positions], force_reset)
             return None
         if actions is None:
             actions = np.zeros(len(ids), np.int32)
@@ -135,18 +160,22 @@ class MixedBackend(Backend):
                                                    self._pool if self._executor is None else None)
             return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
                               None if final is None else torch.from_numpy(final))
-        results = [(self.on_device(positions), self.parts[k].gather(local, same_step)) for k, positions, local in split]
+        obs_shape = self.parts[0].obs_shape
+        results = []  # (positions on the device, [obs, *step outputs, final_obs or None]) per mapper group
+        for group, positions, members in self.group_split(ids):
+            obs, outputs, final = group.gather(members, obs_shape, same_step)
+            results.append((self.on_device(positions), [obs, *outputs, final]))
 
-        def merged(name: str) -> torch.Tensor:
-            first = getattr(results[0][1], name)
+        def merged(column: int) -> torch.Tensor:
+            first = results[0][1][column]
             out = first.new_zeros((len(ids), *first.shape[1:]))
             for positions, r in results:
-                out[positions] = getattr(r, name)
+                out[positions] = r[column]
             return out
 
-        names = ("obs", *_core.step_outputs)
-        final = (merged("final_obs") if same_step and all(r.final_obs is not None for _, r in results) else None)
-        return StepResult(*map(merged, names), torch.from_numpy(ids.copy()).to(self.device), final)
+        columns = range(1 + len(_core.step_outputs))
+        final = merged(len(columns)) if same_step else None
+        return StepResult(*map(merged, columns), torch.from_numpy(ids.copy()).to(self.device), final)
 
     def screens(self):
         screens, lives = zip(*(p.screens() for p in self.parts))

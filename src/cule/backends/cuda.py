@@ -180,6 +180,34 @@ class _Int32(int):
     """A kernel argument of type int32_t (every other argument is a 64-bit pointer)."""
 
 
+def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,
+                force_reset: bool, reset_count: torch.Tensor) -> None:
+    """State update, render pass and resets of the environments `refs` (int32 [n] references, cule/cpp/vector/
+    vector.hpp env_ref) of the BatchViews at device address `views`, queued on torch's current stream."""
+    n = refs.numel()
+    emulating = launch_geometry(n, launcher.sms)
+    per_warp = _Int32(emulating.per_warp)
+    reset_count.zero_()
+    launcher.launch("cule_run", emulating, (views, refs.data_ptr(), _Int32(n), actions.data_ptr(),
+                                            0 if seeds is None else seeds.data_ptr(), _Int32(force_reset), per_warp))
+    launcher.launch("cule_render", whole_warps(n), (views, refs.data_ptr(), _Int32(n)))
+    # cule_run's geometry: as many working threads, since the count of resets stays on the device
+    launcher.launch("cule_reset", emulating, (views, per_warp))
+
+
+def launch_gather(launcher, views: int, refs: torch.Tensor, obs_shape: tuple[int, ...], same_step: bool,
+                  device: torch.device) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor | None]:
+    """(obs, the step outputs in _core.step_outputs' order, final_obs or None) of environments `refs`."""
+    n = refs.numel()
+    obs = torch.empty((n, *obs_shape), dtype=torch.uint8, device=device)
+    final_obs = torch.empty_like(obs) if same_step else None
+    outputs = [torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=device) for dtype in _core.step_outputs.values()]
+    launcher.launch("cule_gather", whole_warps(n),
+                    (views, refs.data_ptr(), _Int32(n), obs.data_ptr(), *(a.data_ptr() for a in outputs),
+                     0 if final_obs is None else final_obs.data_ptr()))
+    return obs, outputs, final_obs
+
+
 class CudaBackend(Backend):
     """A batch of environments whose state lives in torch tensors on `device`.
 
@@ -202,6 +230,7 @@ class CudaBackend(Backend):
         self._ids: dict[bytes, torch.Tensor] = {}
         self._bad_action = torch.zeros((), dtype=torch.bool, device=device)
         self._lane_items = emulator.lane_arrays()  # name -> bytes per struct
+        self.version = 0  # counts uploads, which move arrays
         # The render log and the reset list. A step records at most its
         # frameskip frames twice (the first try and the redraw after a short frame).
         device_bytes = emulator.device_arrays(2 * frameskip, log_accesses or LOG_ACCESSES_PER_ENV)
@@ -219,9 +248,22 @@ class CudaBackend(Backend):
                 else:  # a GPU copy is a copy already; on the shim the tensor must not share the host's memory
                     data = host if self.device.type == "cuda" else host.copy()
                 self.arrays[name] = torch.from_numpy(data).to(self.device)
+        self.view = self.batch_view()
+        self.version += 1  # views built from the old addresses (CudaGroup) are stale
+
+    def batch_view(self, batch_index: int = 0, **moved: int) -> torch.Tensor:
+        """This batch's BatchView on the device: its arrays' addresses, those named in `moved` replaced
+        (a group's shared reset list), as the `batch_index`-th of the views launched together."""
         addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
-        view = np.frombuffer(self.emulator.batch_view(addresses, LANES), dtype=np.uint8).copy()
-        self.view = torch.from_numpy(view).to(self.device)
+        view = self.emulator.batch_view({**addresses, **moved}, LANES, batch_index)
+        return torch.from_numpy(np.frombuffer(view, dtype=np.uint8).copy()).to(self.device)
+
+    def prepare_start(self, seeds: np.ndarray | None) -> None:
+        """Before a forced reset with seeds: reset_mode "cache"'s start states, recorded on the host for the
+        first seed and copied over."""
+        if self.start_cache and seeds is not None and len(seeds) and seeds[0] >= 0:
+            self.emulator.prepare_start_cache(int(seeds[0]))
+            self.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
 
     def device_ids(self, ids: np.ndarray) -> torch.Tensor:
         """`ids` on the device; batches repeat, so each is copied there once."""
@@ -247,24 +289,13 @@ class CudaBackend(Backend):
 
     def run(self, ids, actions, seeds, force_reset):
         """State update, render pass and resets of the environments `ids`, queued on torch's current stream."""
-        if force_reset and self.start_cache and len(ids) and seeds[0] >= 0:
-            self.emulator.prepare_start_cache(int(seeds[0]))  # recorded on the host, then copied over
-            self.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
-        device_ids = self.device_ids(ids)
+        if force_reset:
+            self.prepare_start(seeds)
         if actions is None:
             actions = torch.zeros(len(ids), dtype=torch.int32, device=self.device)
         seeds = None if seeds is None else torch.from_numpy(seeds).to(self.device)
-        view, n = self.view.data_ptr(), device_ids.numel()
-        emulating = launch_geometry(n, self.launcher.sms)
-        per_warp = _Int32(emulating.per_warp)
-        self.arrays["reset_count"].zero_()
-        self.launcher.launch("cule_run", emulating, (view, device_ids.data_ptr(), _Int32(n),
-                                                     actions.data_ptr(),
-                                                     0 if seeds is None else seeds.data_ptr(), _Int32(force_reset),
-                                                     per_warp))
-        self.launcher.launch("cule_render", whole_warps(n), (view, device_ids.data_ptr(), _Int32(n)))
-        # cule_run's geometry: as many working threads, since the count of resets stays on the device
-        self.launcher.launch("cule_reset", emulating, (view, per_warp))
+        launch_step(self.launcher, self.view.data_ptr(), self.device_ids(ids), actions, seeds, force_reset,
+                    self.arrays["reset_count"])
         return None
 
     @property
@@ -274,14 +305,8 @@ class CudaBackend(Backend):
 
     def gather(self, ids, same_step):
         device_ids = self.device_ids(ids)
-        n = device_ids.numel()
-        obs = torch.empty((n, *self.obs_shape), dtype=torch.uint8, device=self.device)
-        final_obs = torch.empty_like(obs) if same_step else None
-        outputs = [torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=self.device)
-                   for dtype in _core.step_outputs.values()]
-        self.launcher.launch("cule_gather", whole_warps(n),
-                             (self.view.data_ptr(), device_ids.data_ptr(), _Int32(n), obs.data_ptr(),
-                              *(a.data_ptr() for a in outputs), 0 if final_obs is None else final_obs.data_ptr()))
+        obs, outputs, final_obs = launch_gather(self.launcher, self.view.data_ptr(), device_ids, self.obs_shape,
+                                                same_step, self.device)
         return StepResult(obs, *outputs, device_ids.clone(), final_obs)
 
     def _sync_host(self) -> None:
@@ -338,3 +363,67 @@ class CudaBackend(Backend):
         data = self.arrays[name].cpu().numpy()
         item = self._lane_items.get(name)
         return data if item is None else _core.from_lanes(data, item, LANES, self.emulator.num_envs)
+
+
+class CudaGroup:
+    """Batches of one mapper stepped together: a mixed batch's games that share a mapper run one launch of
+    each step kernel, not one per game.
+
+    Each part keeps its arrays and its own BatchView (for saved states and
+    raw reads); the group holds the parts' BatchViews side by side on the
+    device, numbered in the order of `parts`, with one reset list for all,
+    and names an environment by reference (part index, index in its part:
+    cule/cpp/vector/vector.hpp env_ref). The parts share one launcher, since
+    one build serves every game of a mapper.
+    """
+
+    def __init__(self, parts: list[CudaBackend]):
+        if not parts or len({p.emulator.cart for p in parts}) != 1:
+            raise ValueError("a group holds batches of one mapper")
+        if len(parts) > _core.max_ref_batches:
+            raise ValueError(f"at most {_core.max_ref_batches} games of one mapper step together")
+        self.parts = parts
+        self.device = parts[0].device
+        self.launcher = parts[0].launcher
+        total = sum(p.emulator.num_envs for p in parts)
+        self.reset_list = torch.zeros(total, dtype=torch.int32, device=self.device)
+        self.reset_count = torch.zeros(1, dtype=torch.int32, device=self.device)
+        self._versions: tuple[int, ...] | None = None
+        self._views: torch.Tensor | None = None
+        self._refs: dict[bytes, torch.Tensor] = {}
+
+    def views(self) -> int:
+        """The device address of the parts' BatchViews, rebuilt after a part's arrays moved (upload)."""
+        versions = tuple(p.version for p in self.parts)
+        if versions != self._versions:
+            shared = dict(reset_list=self.reset_list.data_ptr(), reset_count=self.reset_count.data_ptr())
+            self._views = torch.cat([p.batch_view(k, **shared) for k, p in enumerate(self.parts)])
+            self._versions = versions
+        return self._views.data_ptr()
+
+    def refs(self, members: list[tuple[int, np.ndarray]]) -> torch.Tensor:
+        """References of (part index, ids in that part) pairs, in their order, on the device (each list copied
+        there once)."""
+        refs = np.concatenate([(k << _core.ref_env_bits) | ids.astype(np.int32) for k, ids in members])
+        key = refs.tobytes()
+        if key not in self._refs:
+            self._refs[key] = torch.from_numpy(refs.astype(np.int32)).to(self.device)
+        return self._refs[key]
+
+    def run(self, members: list[tuple[int, np.ndarray]], actions: torch.Tensor | None, seeds: np.ndarray | None,
+            force_reset: bool) -> None:
+        """Steps (or resets) the members' environments; actions and seeds in the members' order."""
+        refs = self.refs(members)
+        if force_reset and seeds is not None:
+            start = 0
+            for k, ids in members:
+                self.parts[k].prepare_start(seeds[start:start + len(ids)])
+                start += len(ids)
+        if actions is None:
+            actions = torch.zeros(refs.numel(), dtype=torch.int32, device=self.device)
+        seeds_on = None if seeds is None else torch.from_numpy(seeds).to(self.device)
+        launch_step(self.launcher, self.views(), refs, actions, seeds_on, force_reset, self.reset_count)
+
+    def gather(self, members: list[tuple[int, np.ndarray]], obs_shape: tuple[int, ...], same_step: bool):
+        """(obs, step outputs, final_obs or None) of the members' environments, in their order."""
+        return launch_gather(self.launcher, self.views(), self.refs(members), obs_shape, same_step, self.device)

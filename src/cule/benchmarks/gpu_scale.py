@@ -80,11 +80,21 @@ def make_env(game: str, n: int, dry: bool, kernels: str):
 def measure(game: str, n: int, warmup: int, steps: int, min_steps: int, seconds: float, dry: bool = False,
             kernels: str = "mapper") -> dict:
     sync = torch.cuda.synchronize if not dry else (lambda: None)
-    t_make = time.perf_counter()
+    phases, t_phase = {}, time.perf_counter()
+
+    def phase(name: str) -> None:  # each phase's time, printed as it ends: a stall shows where it is
+        nonlocal t_phase
+        now = time.perf_counter()
+        phases[name] = round(now - t_phase, 2)
+        t_phase = now
+        print(f"  [{time.strftime('%H:%M:%S')}] {game} {n} envs {kernels}: {name} {phases[name]} s", flush=True)
+
     env, source = make_env(game, n, dry, kernels)
+    phase("construct")
     env.reset(seed=0)
     sync()
-    setup_s = time.perf_counter() - t_make
+    phase("reset")
+    setup_s = phases["construct"] + phases["reset"]
     timer = KernelTimer(env.backend.launcher, cuda=not dry)
     env.backend.launcher = timer
     device = "cpu" if dry else "cuda"
@@ -92,6 +102,7 @@ def measure(game: str, n: int, warmup: int, steps: int, min_steps: int, seconds:
     for k in range(warmup):
         env.step(actions[k])
     sync()
+    phase("warm-up")
     timer.clear()
     t0, done = time.perf_counter(), 0
     while done < steps and (done < min_steps or time.perf_counter() - t0 < seconds):
@@ -101,10 +112,13 @@ def measure(game: str, n: int, warmup: int, steps: int, min_steps: int, seconds:
             sync()  # the clock is read against finished work
     sync()
     elapsed = time.perf_counter() - t0
-    stats = env.backend.render_stats()
+    phase("timed steps")
+    stats, frameskip = env.backend.render_stats(), env.frameskip
     env.close()
-    return dict(game=game, envs=n, kernels=kernels, kernel_source=source, steps=done,
-                fps=done * env.frameskip * n / elapsed, step_ms=1e3 * elapsed / done, setup_s=round(setup_s, 2),
+    del env
+    phase("close")
+    return dict(game=game, envs=n, kernels=kernels, kernel_source=source, steps=done, phases=phases,
+                fps=done * frameskip * n / elapsed, step_ms=1e3 * elapsed / done, setup_s=round(setup_s, 2),
                 **{f"{k}_ms": timer.mean_ms(k) for k in KERNEL_NAMES},
                 device="launch shim (CPU)" if dry else torch.cuda.get_device_name(), **stats)
 

@@ -21,11 +21,13 @@
 // registers on sm_80, whatever -maxrregcount or __launch_bounds__ say, and
 // the register saves around those calls spill (up to 150/176 bytes in one
 // function). __maxnreg__ (CUDA 12.4+) sets the budget for the whole call
-// tree: at 168 nothing spills (cule_run takes about 152; at 136 it spills
-// again), and an SM still holds six blocks of 64 threads (cule/backends/
-// cuda.py launches 64, a warp's worth of environments twice). Older
-// compilers get the launch bound instead.
-#define CULE_MAX_REGISTERS 168
+// tree. A mapper's build, which dispatches on the game at run time, needs
+// 184 not to spill on sm_90 (at 168, 4-8 bytes around calls; at 176, 4 in
+// the SuperChip mappers). From 176 to 192 an SM holds eleven warps' worth,
+// so five blocks of 64 threads (cule/backends/cuda.py launches 64, a warp's
+// worth of environments twice; six at 168): more than the launch geometry
+// asks for below 33,792 environments. Older compilers get the launch bound.
+#define CULE_MAX_REGISTERS 184
 #if defined(__CUDACC_VER_MAJOR__) && \
     (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define CULE_KERNEL extern "C" __global__ void __maxnreg__(CULE_MAX_REGISTERS)
@@ -85,48 +87,57 @@ CULE_HD int work_index(int per_warp) {
 #define CULE_MACHINE_SLOT(name, per_warp) cule::Machine name
 #endif
 
+// The step kernels take `batches`, the BatchViews launched together (one,
+// or a mixed batch's games of one mapper), and name environments by
+// reference (vector.hpp env_ref): refs[i] is the i-th listed environment.
+
 // The state update (EnvVectorizer::execute_env) of environments
-// ids[0..count): actions are ALE action ids; seeds (or null) apply to forced
-// resets, which run here. Ended episodes go to the batch's reset list (zero
-// its count before the launch).
-CULE_KERNEL cule_run(const cule::BatchView* batch, const int32_t* ids, int32_t count, const int32_t* actions,
+// refs[0..count): actions are ALE action ids; seeds (or null) apply to forced
+// resets, which run here. Ended episodes go to the batches' shared reset
+// list (zero its count before the launch).
+CULE_KERNEL cule_run(const cule::BatchView* batches, const int32_t* refs, int32_t count, const int32_t* actions,
                      const int64_t* seeds, int32_t force_reset, int32_t per_warp) {
   const int i = work_index(per_warp);
   if (i < 0 || i >= count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, ids[i], slot};
-  with_batch_step(*batch, [&](auto step) {
+  const cule::BatchView& batch = batches[cule::ref_batch(refs[i])];
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{batch, cule::ref_env(refs[i]), slot};
+  with_batch_step(batch, [&](auto step) {
     (*env).template run<decltype(step)>(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
   });
 }
 
 // The render pass over the same environments: those whose step recorded
 // frames draw them and process their screen. One per thread, whole warps.
-CULE_KERNEL cule_render(const cule::BatchView* batch, const int32_t* ids, int32_t count) {
+CULE_KERNEL cule_render(const cule::BatchView* batches, const int32_t* refs, int32_t count) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::EnvFrames{*batch, ids[i]}.render();
+  cule::EnvFrames{batches[cule::ref_batch(refs[i])], cule::ref_env(refs[i])}.render();
 }
 
 // The resets cule_run listed, with cule_run's geometry; launched with as
 // many working threads as cule_run had, since the count stays on the device.
-CULE_KERNEL cule_reset(const cule::BatchView* batch, int32_t per_warp) {
+// Batches launched together share the list, so the first holds it.
+CULE_KERNEL cule_reset(const cule::BatchView* batches, int32_t per_warp) {
   const int i = work_index(per_warp);
-  if (i < 0 || i >= *batch->reset_count) return;
+  if (i < 0 || i >= *batches->reset_count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{*batch, batch->reset_list[i], slot};
-  with_batch_step(*batch, [&](auto step) { (*env).template end_episode<decltype(step)>(); });
+  const int32_t ref = batches->reset_list[i];
+  const cule::BatchView& batch = batches[cule::ref_batch(ref)];
+  cule::EnvCopy<CULE_CART, CULE_GAMES> env{batch, cule::ref_env(ref), slot};
+  with_batch_step(batch, [&](auto step) { (*env).template end_episode<decltype(step)>(); });
 }
 
 // The listed environments' observations (stacked, oldest first), rewards,
-// flags, lives and frame counters, in batch order.
+// flags, lives and frame counters, in the order of refs.
 #define CULE_OUTPUT_PARAM(type, name, element, field) type *name,
 #define CULE_OUTPUT_ARG(type, name, element, field) name,
-CULE_KERNEL cule_gather(const cule::BatchView* batch, const int32_t* ids, int32_t count, uint8_t* obs,
+CULE_KERNEL cule_gather(const cule::BatchView* batches, const int32_t* refs, int32_t count, uint8_t* obs,
                         CULE_STEP_OUTPUTS(CULE_OUTPUT_PARAM) uint8_t* final_obs) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
-  cule::EnvFrames{*batch, ids[i]}.gather(i, cule::StepOutputs{obs, CULE_STEP_OUTPUTS(CULE_OUTPUT_ARG) final_obs});
+  cule::EnvFrames{batches[cule::ref_batch(refs[i])], cule::ref_env(refs[i])}.gather(
+      i, cule::StepOutputs{obs, CULE_STEP_OUTPUTS(CULE_OUTPUT_ARG) final_obs});
 }
 #undef CULE_OUTPUT_PARAM
 #undef CULE_OUTPUT_ARG

@@ -144,6 +144,8 @@ void bind_lanes(py::module_& m) {
   }, py::arg("lane_bytes"), py::arg("item_bytes"), py::arg("lanes"), py::arg("count"),
      "The inverse of to_lanes: `count` structs, one after another.");
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
+  m.attr("ref_env_bits") = cule::kRefEnvBits;  // environment references (vector.hpp env_ref)
+  m.attr("max_ref_batches") = cule::kMaxRefBatches;
   m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
   m.attr("render_log_bytes") = sizeof(cule::RenderLog);
   m.attr("render_log_dtype") = CULE_FIELDS_DTYPE(cule::RenderLog, CULE_RENDER_LOG_FIELDS);

@@ -291,15 +291,25 @@ void bind_device_layout(EmulatorClass& c) {
           out[a.name] = py::array_t<uint8_t>({(ssize_t)a.bytes}, {1}, (uint8_t*)a.data, self);
         return out;
       }, "Every array a BatchView points at, by name: uint8 views of the host memory (for device backends).")
-      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses, uint32_t lanes) {
-        const cule::BatchView b = e.view_at([&](const char* name) -> uint64_t {
+      .def("batch_view", [](cule::Emulator& e, const std::map<std::string, uint64_t>& addresses, uint32_t lanes,
+                            int batch_index) {
+        if (batch_index < 0 || batch_index >= cule::kMaxRefBatches)
+          throw std::invalid_argument("batch_index must lie in [0, " + std::to_string(cule::kMaxRefBatches) +
+                                      "): the batches launched together");
+        if (e.num_envs() > (1 << cule::kRefEnvBits))
+          throw std::invalid_argument("a device batch holds at most " + std::to_string(1 << cule::kRefEnvBits) +
+                                      " environments");
+        cule::BatchView b = e.view_at([&](const char* name) -> uint64_t {
           const auto it = addresses.find(name);
           return it == addresses.end() ? 0 : it->second;
         }, lanes);
+        b.ref_base = cule::env_ref(batch_index, 0);
         return py::bytes(reinterpret_cast<const char*>(&b), sizeof b);
-      }, py::arg("addresses"), py::arg("lanes"),
+      }, py::arg("addresses"), py::arg("lanes"), py::arg("batch_index") = 0,
          "The bytes of a BatchView whose arrays are at the given addresses (name -> address), the lane arrays "
-         "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices).")
+         "(lane_arrays) and the render log's accesses in lane layout `lanes` (device_lanes on devices); "
+         "batch_index: its place among the BatchViews the step kernels are launched over together "
+         "(cule/cpp/vector/vector.hpp env_ref).")
       .def("lane_arrays", &cule::Emulator::lane_arrays,
            "The arrays that device batches keep in lane layout (cule/cpp/common.hpp): name -> bytes per struct.")
       .def("device_arrays", &cule::Emulator::device_arrays, py::arg("frames_per_env"),

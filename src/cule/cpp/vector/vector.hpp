@@ -179,11 +179,24 @@ struct BatchView {
   uint32_t log_frame_capacity, log_access_capacity;
   uint32_t lanes;  // the lane arrays' layout (common.hpp): 1 on the CPU backend
   // Device batches: environments whose episode ended, left to cule_reset
-  // (reset_count counts them; zeroed before each step). Null on the CPU
+  // (reset_count counts them; zeroed before each step), as references
+  // (env_ref). Batches launched together share one list. Null on the CPU
   // backend, whose resets run in place.
   int32_t* reset_list;   // [N]
   int32_t* reset_count;  // [1]
+  int32_t ref_base;      // this batch's index among those launched together, in a reference's place (env_ref)
 };
+
+// The step kernels run over one batch, or over several launched together (a
+// mixed batch's games of one mapper: one launch each, not one per game),
+// given as an array of BatchViews. They name an environment by a reference:
+// its batch's index in the bits from kRefEnvBits up, its index in that batch
+// below. A lone batch's references are its indices.
+constexpr int kRefEnvBits = 24;
+constexpr int kMaxRefBatches = 1 << (31 - kRefEnvBits);
+CULE_HD int32_t env_ref(int batch, int env) { return (int32_t)((uint32_t)batch << kRefEnvBits) | env; }
+CULE_HD int ref_batch(int32_t ref) { return ref >> kRefEnvBits; }
+CULE_HD int ref_env(int32_t ref) { return ref & ((1 << kRefEnvBits) - 1); }
 
 // The pixel side of one environment: its TIA buffers, captured frames and
 // observation stack. It needs no console state, so cule_render and
@@ -535,7 +548,7 @@ struct VectorEnv : EnvFrames {
       if (!b.opt.same_step || !episode_over<Step>()) return;
     }
     if (b.reset_list) {
-      b.reset_list[claim_slot(b.reset_count)] = env;
+      b.reset_list[claim_slot(b.reset_count)] = b.ref_base | env;
     } else {
       if (b.logs) render();  // SameStep keeps the step's stack: draw it first
       end_episode<Step>();
