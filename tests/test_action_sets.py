@@ -1,5 +1,6 @@
 """Action sets of all 104 games against ale-py: getMinimalActionSet (the default) and getLegalActionSet
-(full_action_space=True), in AtariVectorEnv and in cule.make, as ale-py's vector env and gymnasium give them."""
+(full_action_space=True), in AtariVectorEnv and in cule.make, as ale-py's vector env and gymnasium give them;
+and every other game fact of cule/data/games.json (modes, default mode, difficulties)."""
 import numpy as np
 import pytest
 
@@ -15,13 +16,14 @@ def ale_action_sets():
     sets = {}
     for game in cule.list_games():
         ale.loadROM(ale_py.roms.get_rom_path(game))
-        sets[game] = ([int(a.value) for a in ale.getMinimalActionSet()], [int(a.value) for a in ale.getLegalActionSet()])
+        sets[game] = ([int(a.value) for a in ale.getMinimalActionSet()], [int(a.value) for a in ale.getLegalActionSet()],
+                      [int(m) for m in ale.getAvailableModes()], [int(d) for d in ale.getAvailableDifficulties()])
     return sets
 
 
 def test_vector_env_action_sets_match_ale(ale_action_sets):
     wrong = []
-    for game, (minimal, legal) in ale_action_sets.items():
+    for game, (minimal, legal, _, _) in ale_action_sets.items():
         for full, expected in ((False, minimal), (True, legal)):
             env = cule.AtariVectorEnv(game, 1, full_action_space=full)
             got = env.get_action_set().tolist()
@@ -30,7 +32,21 @@ def test_vector_env_action_sets_match_ale(ale_action_sets):
             env.close()
     assert not wrong
     # the games whose legal set is not all 18 actions are covered by the comparison above
-    assert {g for g, (_, legal) in ale_action_sets.items() if len(legal) != 18} == {"skiing", "lost_luggage"}
+    assert {g for g, (_, legal, _, _) in ale_action_sets.items() if len(legal) != 18} == {"skiing", "lost_luggage"}
+
+
+def test_game_facts_match_ale(ale_action_sets):
+    """cule/data/games.json, the one source of per-game facts on the Python side, against ale-py: the modes and
+    difficulties a game offers, and a default mode among them."""
+    from cule.games import game_info
+
+    wrong = []
+    for game, (minimal, _, modes, difficulties) in ale_action_sets.items():
+        info = game_info(game)
+        got = (list(info["modes"]), list(info["difficulties"]), list(info["minimal_actions"]))
+        if got != (modes, difficulties, minimal) or info["default_mode"] not in modes:
+            wrong.append((game, got, (modes, difficulties, minimal), info["default_mode"]))
+    assert not wrong
 
 
 @pytest.mark.parametrize("game, gym_id", [("skiing", "ALE/Skiing-v5"), ("lost_luggage", "ALE/LostLuggage-v5"),

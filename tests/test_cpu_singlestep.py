@@ -1,7 +1,7 @@
 """Every case of the SingleStepTests 6502 suite (tests/data/6502/singlestep).
 
 The data describe an NMOS 6502. ALE runs Stella's low-compatibility core,
-which differs on purpose in a few places (CONSOLE_FACTS.md 1.2-1.9). Where it
+which differs on purpose in a few places (M6502Low.cxx, M6502.m4). Where it
 does, the case is checked against Stella's behaviour instead, and the
 deviation is spelled out next to the check:
 
@@ -41,7 +41,7 @@ TALLY: Counter = Counter()
 
 
 # ---- a naive model of Stella's decimal arithmetic, written from the
-# description in CONSOLE_FACTS.md 1.7 (M6502.m4 ADC/SBC), not from the core.
+# reading of Stella's M6502.m4 ADC/SBC (its BCD tables), not from the core.
 def _number(byte):
     return (byte >> 4) * 10 + (byte & 0x0F)
 

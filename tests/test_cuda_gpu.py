@@ -148,3 +148,37 @@ def test_mixed_batch_on_cuda_equals_cpu():
             assert y.device.type == "cuda" and torch.equal(x, y.cpu()), f"step {t}: {name}"
         assert torch.equal(rc[4]["game"], rg[4]["game"].cpu())
     assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
+
+
+def test_cuda_refuses_damaged_and_crafted_rows_and_fuzzes_clean():
+    """Rows checked on the device before anything loads: a flipped bit (digest) and a crafted out-of-range field
+    are refused and change nothing; then mutated rows of pong and pitfall2 (tests/state_fuzz_child.py)."""
+    import subprocess
+    import sys
+
+    from cule import state as state_format
+    from cule.errors import StateError
+    from conftest import REPO
+
+    env = cule.AtariVectorEnv("ms_pacman", 8, device="cuda")
+    env.reset(seed=4)
+    for _ in range(20):
+        env.step(torch.randint(0, 9, (8,), device="cuda"))
+    rows = env.clone_state()
+    damaged = rows.cpu().clone()
+    damaged[3, 5000] ^= 1
+    with pytest.raises(StateError, match="digest"):
+        env.restore_state(damaged)
+    crafted = rows.cpu().clone()
+    crafted[1, state_format.HEADER_BYTES + 328] = 7  # tia.current_buffer
+    payload = crafted[:, state_format.HEADER_BYTES:].numpy()
+    state_format.set_digests(crafted, torch.from_numpy(
+        payload.view("<u4").astype(np.uint64).sum(axis=1, dtype=np.uint64).view(np.int64)))
+    with pytest.raises(StateError, match="current_buffer"):
+        env.restore_state(crafted)
+    assert torch.equal(env.clone_state()[:, state_format.HEADER_BYTES:], rows[:, state_format.HEADER_BYTES:])
+    env.restore_state(rows)
+    for game, policy in (("pong", "vector"), ("pitfall2", "gymnasium")):
+        done = subprocess.run([sys.executable, str(REPO / "tests" / "state_fuzz_child.py"), game, "cuda", policy, "40",
+                               "7"], capture_output=True, text=True, timeout=600, cwd=REPO)
+        assert done.returncode == 0 and "states:" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -2,10 +2,14 @@
 AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer, run
 over random and mutated ROM images of every mapper with random actions.
 
+Saved states are fuzzed the same way (``--states``: rows mutated, checked,
+loaded where they pass, stepped), with a canary run that loads them
+unchecked and must end in a sanitizer report.
+
 The default run is short (CI); ``--extended`` runs the long ones: 10^6
 frames under ASan+UBSan (with long hauls: ROMs that never end a frame or
-never write VSYNC, run until the 32-bit clocks wrap) and 10^5 frames under
-TSan. CULE_FUZZ_FRAMES, CULE_FUZZ_TSAN_FRAMES and CULE_FUZZ_SEED override
+never write VSYNC, run until the 32-bit clocks wrap), 10^5 mutated saved
+states under ASan+UBSan, and 10^5 frames under TSan. CULE_FUZZ_FRAMES, CULE_FUZZ_TSAN_FRAMES and CULE_FUZZ_SEED override
 the figures. A failure prints the case's seed; replay it with the binary
 named in the message and ``--case SEED`` (or ``--haul SEED``).
 """
@@ -175,6 +179,47 @@ def test_fuzz_tsan_short(fuzzers):
     frames = _frames("CULE_FUZZ_TSAN_FRAMES", 2000)
     stats, _ = _fuzz(fuzzers["tsan"], [*TSAN_ARGS, "--frames", str(frames)], 900, "TSan")
     assert stats["frames"] >= frames
+
+
+STATES = re.compile(r"states: (\d+) trials in (\d+) cases, ([\d.]+) s: (\d+) loaded and stepped, (\d+) refused "
+                    r"\((\d+) rows by their digest\); failures 0")
+
+
+def _fuzz_states(binary, trials, timeout, label):
+    """Saved states, mutated, checked and (where they pass) loaded and stepped (fuzz.cpp fuzz_states); fails on
+    a non-zero status or any report; every mapper and both step policies must have had trials."""
+    rc, output = _run(binary, ["--states", str(trials), "--trials-per-case", "100", "--seed", SEED, *_seed_roms()],
+                      timeout)
+    reports = [r for r in REPORTS if r in output]
+    m = STATES.search(output)
+    assert rc == 0 and not reports and m, f"{label}: exit {rc}, reports {reports} ({binary}):\n{output[-6000:]}"
+    done, cases, seconds, loaded, refused, by_digest = (float(v) if i == 2 else int(v) for i, v in enumerate(m.groups()))
+    assert done >= trials and loaded > 0 and refused > 0 and by_digest > 0
+    by = dict(line.split(":", 1) for line in output.splitlines() if line.startswith("states by "))
+    assert all(int(n) > 0 for n in re.findall(r" (\d+);", by["states by mapper"])), by
+    assert all(int(n) > 0 for n in re.findall(r" (\d+);", by["states by step policy"])), by
+    report("fuzzing (tests/test_fuzz.py)",
+           f"{label}: {done} mutated saves in {cases} cases, {seconds:.0f} s: {loaded} loaded and stepped, {refused} "
+           f"refused ({by_digest} rows by their digest); no sanitizer report")
+    for name, line in by.items():
+        report("fuzzing (tests/test_fuzz.py)", f"  {name}: {line.strip()}")
+
+
+def test_state_fuzz_asan_ubsan_short(fuzzers):
+    _fuzz_states(fuzzers["asan"], int(os.environ.get("CULE_FUZZ_STATES", 3000)), 900, "ASan+UBSan saved states")
+
+
+def test_state_fuzz_without_the_checks_reaches_memory_out_of_bounds(fuzzers):
+    """The canary: loading every mutated row unchecked ends in a sanitizer report, so the checks are what
+    keeps the fuzz above clean."""
+    rc, output = _run(fuzzers["asan"], ["--states", "20000", "--seed", SEED, "--skip-state-checks"], 900)
+    assert rc != 0 and any(r in output for r in REPORTS), output[-3000:]
+
+
+@pytest.mark.extended
+def test_state_fuzz_asan_ubsan_long(fuzzers):
+    _fuzz_states(fuzzers["asan"], int(os.environ.get("CULE_FUZZ_STATES", 100_000)), 4 * 3600,
+                 "ASan+UBSan saved states, long")
 
 
 @pytest.mark.extended

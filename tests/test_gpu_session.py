@@ -11,7 +11,7 @@ def test_gpu_session_dry_run_runs_every_part(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(out),
                            "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "specialised",
-                           "tests", "train", "ncu"],
+                           "tests", "train", "ncu", "memcheck"],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     session = json.loads((out / "session.json").read_text())

@@ -104,7 +104,7 @@ def test_frames_come_from_the_render_pass(monkeypatch):
     assert (stats["replayed_steps"], stats["inline_steps"]) == (60, 0), stats
     launch = shim.backend.launcher.launch
     monkeypatch.setattr(shim.backend.launcher, "launch",
-                        lambda kernel, geometry, args: None if kernel == "cule_render" else launch(kernel, geometry, args))
+                        lambda kernel, geometry, **args: None if kernel == "cule_render" else launch(kernel, geometry, **args))
     assert not torch.equal(cpu.step(actions)[0], shim.step(actions)[0])
 
 
@@ -218,3 +218,32 @@ def test_report_shim_table():
            f"{RESULTS[0][1]} frames per game; steps drawn by cule_render {replayed}, by the state update "
            f"{drawn_inline}; TIA accesses recorded per step: median {peaks[len(peaks) // 2][0]}, "
            f"most {peaks[-1][0]} ({peaks[-1][1]}); log room {cuda.LOG_ACCESSES_PER_ENV}")
+
+
+def test_kernel_signatures_come_from_the_core_and_the_shim_checks_each_argument():
+    """The launchers build every argument list by name from cule._core.kernel_signatures
+    (cule/cpp/vector/kernel_abi.hpp); the shim refuses a count or a kind that differs from the kernel's own
+    parameter types, and Python refuses a missing, unknown or wrongly typed argument before launching."""
+    from cule import _core
+
+    assert tuple(cuda.SIGNATURES) == cuda.KERNELS and "cule_run" in cuda.SIGNATURES
+    gather = [name for name, _, _ in cuda.SIGNATURES["cule_gather"]]
+    assert gather[4:-1] == list(_core.step_outputs)  # one array per step output, in the declared order
+    env = cule.AtariVectorEnv("pong", 2, _shim=True)
+    env.reset(seed=0)
+    view = env.backend.view
+    ok = dict(batches=view, per_warp=1)
+    cuda.ShimLauncher("2K").launch("cule_reset", cuda.Geometry(1, 64, 0, 32), **ok)
+    with pytest.raises(TypeError, match="cule_reset takes batches, per_warp"):
+        cuda.ShimLauncher("2K").launch("cule_reset", cuda.Geometry(1, 64, 0, 32), batches=view)
+    with pytest.raises(TypeError, match="per_warp is an int32_t"):
+        cuda.ShimLauncher("2K").launch("cule_reset", cuda.Geometry(1, 64, 0, 32), batches=view, per_warp=2**40)
+    with pytest.raises(TypeError, match="batches is a const cule::BatchView"):
+        cuda.ShimLauncher("2K").launch("cule_reset", cuda.Geometry(1, 64, 0, 32), batches=1.5, per_warp=1)
+    # below the Python check: the shim compares each kind with the kernel's parameter type
+    with pytest.raises(ValueError, match="argument 1 of the kernel is of kind int32"):
+        _core.shim_launch("2K", "cule_reset", 1, 64, [view.data_ptr(), 1], [1, 1])
+    with pytest.raises(ValueError, match="takes 2 arguments, got 3"):
+        _core.shim_launch("2K", "cule_reset", 1, 64, [view.data_ptr(), 1, 0], [1, 2, 2])
+    assert _core.threads_per_block == cuda.THREADS_PER_BLOCK == 64
+    assert cuda.torch_dtype(np.dtype(np.uint16)) == torch.uint16 and cuda.torch_dtype(np.float32) == torch.float32

@@ -32,7 +32,7 @@ def _nvcc_version() -> tuple[int, int]:
 
 def _check(rows: list[dict], where: str) -> list[str]:
     kernels = {r["kernel"]: r for r in rows}
-    assert set(kernels) == set(_core.kernel_names), f"{where}: {sorted(kernels)}"
+    assert set(kernels) == set(_core.kernel_signatures), f"{where}: {sorted(kernels)}"
     lines = []
     for name, r in sorted(kernels.items()):
         lines.append(f"{where} {name}: {r['registers']} registers, spills {r.get('spill_stores', 0)}/"

@@ -82,8 +82,8 @@ def test_shim_equals_cpu_with_one_launch_per_mapper(kwargs, monkeypatch):
     mappers = {cule.roms.load_rom(g).bankswitch for g in games}
     launches = []
     real = cuda.ShimLauncher.launch
-    monkeypatch.setattr(cuda.ShimLauncher, "launch", lambda self, kernel, *a: (launches.append(kernel),
-                                                                              real(self, kernel, *a))[1])
+    monkeypatch.setattr(cuda.ShimLauncher, "launch", lambda self, kernel, *a, **k: (launches.append(kernel),
+                                                                                   real(self, kernel, *a, **k))[1])
     actions = np.random.default_rng(1).integers(0, 18, (60, per_game * len(games)))
     cpu = _run_mixed(games, per_game, 5, actions, **kwargs)
     shim = _run_mixed(games, per_game, 5, actions, _shim=True, **kwargs)

@@ -23,7 +23,7 @@ def test_table_shapes_and_rules():
         np.testing.assert_array_equal(gray[:255], rgb[1:, 2])
         assert gray[255] == 0
     assert palette_for(False)[0] is NTSC_RGB and palette_for(True)[1] is PAL_GRAY
-    # Facts doc, TIA_FACTS 3.3: the first grey ramp of each table.
+    # The first grey ramp of each table, as ALE's common/Palettes.hpp lists it.
     assert [int(c[0]) for c in NTSC_RGB[0:16:2]] == [0x00, 0x4A, 0x6F, 0x8E, 0xAA, 0xC0, 0xD6, 0xEC]
     assert [int(c[0]) for c in PAL_RGB[0:16:2]] == [0x00, 0x2B, 0x52, 0x76, 0x97, 0xB6, 0xD2, 0xEC]
     # Grey of a colour, e.g. NTSC 0x48 = #940000 -> round(0.2989 * 148) = 44.

@@ -195,7 +195,16 @@ def _bad_calls(n, num_envs):
         ("float seed", lambda e: e.reset(seed=1.5), TypeError, "seed must be"),
         ("wrong number of seeds", lambda e: e.reset(seed=np.arange(num_envs + 1)), ValueError,
          f"{num_envs} integer seeds"),
-    ]
+        ("uint64 seeds past int64", lambda e: e.reset(seed=np.full(num_envs, 2**64 - 1, np.uint64)), ValueError,
+         "seeds must lie"),
+        ("negative seeds", lambda e: e.reset(seed=np.full(num_envs, -1)), ValueError, "seeds must lie"),
+        ("bool seed", lambda e: e.reset(seed=True), TypeError, "seed must be"),
+        ("seed past int64", lambda e: e.reset(seed=2**63), ValueError, "seeds must lie"),
+        ("an option other than reset_mask", lambda e: e.reset(options={"env_ids": [0]}), ValueError,
+         "knows the option 'reset_mask' only"),
+    ] + ([("state ids twice", lambda e: e.restore_state(e.clone_state([0, 1]), [1, 1]), ValueError,
+           "lists an environment twice"),
+          ("no state ids", lambda e: e.clone_state([]), ValueError, "ids is empty")] if n == num_envs else [])
 
 
 @pytest.mark.parametrize("batch_size", [0, 1])
@@ -235,6 +244,67 @@ def test_closed_env_refuses_everything():
     fresh = cule.AtariVectorEnv("pong", 2)  # and another env works as usual
     fresh.reset(seed=0)
     fresh.step(np.zeros(2, int))
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    (dict(frameskip=2**32 + 4), "frameskip must be at most"), (dict(noop_max=2**31), "noop_max must be at most"),
+    (dict(num_threads=2**31), "num_threads must be at most"),
+    (dict(reset_mode="cache", reset_cache_size=10**6), "reset_cache_size must be at most"),
+    (dict(max_num_frames_per_episode=2**31), "max_num_frames_per_episode must be at most"),
+])
+def test_values_past_what_the_core_holds_are_refused_not_truncated(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        cule.AtariVectorEnv("pong", 1, **kwargs)
+
+
+def test_numpy_num_envs_cannot_slip_past_the_memory_estimate():
+    with pytest.raises(MemoryError, match="use fewer environments"):
+        cule.AtariVectorEnv("pong", np.int32(2**30))
+
+
+def test_core_calls_with_bad_rows_ids_or_order_raise():
+    """The extension's own methods, which a user can call directly, refuse what would reach memory out of
+    bounds: a state offset that wraps, calls before configure_vector, an environment twice in one run, rows that
+    are not the caller's array, and rows that fail their checks (load_states loads none)."""
+    env = cule.AtariVectorEnv("pong", 2, num_threads=1)
+    env.reset(seed=0)
+    em, ids = env.emulator, np.arange(2, dtype=np.int32)
+    width = em.state_bytes(True) + 64
+    rows = np.zeros((2, width), np.uint8)
+    with pytest.raises(ValueError, match="cannot hold"):
+        em.save_states(ids, rows, 2**64 - 64, True)
+    with pytest.raises(ValueError, match="cannot hold"):
+        em.load_states(ids, rows, 2**64 - 4096, True)
+    with pytest.raises(ValueError, match="cannot hold"):
+        em.check_states(rows, 2**63, True)
+    with pytest.raises(ValueError, match="writable, C-contiguous uint8"):
+        em.save_states(ids, np.zeros((4, width), np.uint8)[::2], 64, True)
+    with pytest.raises(ValueError, match="listed twice"):
+        em.vector_run(np.zeros(2, np.int32), np.zeros(2, np.int32), None, False, 2)
+    with pytest.raises(ValueError, match="no row was loaded"):
+        em.load_states(ids, np.full((2, width), 0xFF, np.uint8), 64, True)
+    em.save_states(ids, rows, 64, True)
+    em.load_states(ids, rows, 64, True)  # its own rows load
+    rom = cule.load_rom("pong")
+    bare = cule._core.Emulator(rom.data, rom.bankswitch, rom.game, 2, repeat_action_probability=0.0,
+                               max_num_frames_per_episode=0, **rom.properties)
+    with pytest.raises(RuntimeError, match=r"configure_vector\(\) first"):
+        bare.vector_run(ids, np.zeros(2, np.int32), None, False, 1)
+    with pytest.raises(RuntimeError, match=r"configure_vector\(\) first"):
+        bare.save_states(ids, np.zeros((2, 200_000), np.uint8), 0, True)
+    with pytest.raises(ValueError, match="outside"):
+        bare.configure_vector(np.zeros((256, 3), np.uint8), np.zeros(256, np.uint8), frameskip=2**32 + 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.uint16, torch.uint32, torch.uint64])
+def test_unsigned_actions_on_the_device_code_path(dtype):
+    """As on the CPU backend: unsigned action tensors are indices like any other."""
+    shim = cule.AtariVectorEnv("pong", 2, _shim=True)
+    shim.reset(seed=0)
+    shim.step(torch.tensor([0, 5], dtype=dtype))
+    with pytest.raises(ValueError, match="outside the action set"):
+        shim.step(torch.tensor([0, 6], dtype=dtype))
+        shim.reset(seed=0)  # the device path reports it at the next reset
 
 
 @pytest.mark.parametrize("num_envs", [0, -1, 2.5, True, "4", None])

@@ -128,11 +128,17 @@ def test_resumed_log_continues_from_the_checkpoint(tmp_path):
     (tmp_path / "log.csv").write_text("frames,wall_time,fps,episode_return\n10,5.0,2.0,-21\n20,9.0,2.2,-21\n"
                                       "30,14.0,2.1,-20\n")  # killed after a checkpoint at 20 frames
     resumed = Logger(tmp_path, 100, start_frames=20)
-    assert resumed.wall_offset == 9.0
+    assert resumed.wall_offset == 9.0 and resumed.cpu_offset == 0.0  # a log without the CPU-time column
     resumed.log(40, episode_return=-19)
     resumed.close()
     rows = list(csv.DictReader(open(tmp_path / "log.csv")))
     assert [int(r["frames"]) for r in rows] == [10, 20, 40]
+    assert list(rows[-1]) == ["frames", "wall_time", "fps", "episode_return"]  # the log's own columns kept
+    fresh = Logger(tmp_path / "new", 100)
+    fresh.log(10, episode_return=-21)
+    fresh.close()
+    again = Logger(tmp_path / "new", 100, start_frames=10)
+    assert again.cpu_offset == float(next(csv.DictReader(open(tmp_path / "new" / "log.csv")))["cpu_time"])
     assert 9.0 <= float(rows[2]["wall_time"]) < 60
     Logger(tmp_path, 100).close()
     assert list(csv.DictReader(open(tmp_path / "log.csv"))) == []

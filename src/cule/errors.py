@@ -1,4 +1,5 @@
 """Errors raised by cule. Each message names the problem and what to do about it."""
+from __future__ import annotations
 
 
 class RomError(ValueError):
@@ -23,4 +24,9 @@ class CudaUnavailableError(RuntimeError):
 
 class StateError(ValueError):
     """A saved state that this environment cannot restore: another game, other options, another format version,
-    or not a state at all. Nothing was changed."""
+    not a state at all, or a row whose payload is damaged or holds a value the emulator never makes. Nothing was
+    changed. ``row``, ``part`` and ``field`` name what was refused when it is one row's payload (else None)."""
+
+    def __init__(self, message: str, *, row: int | None = None, part: str | None = None, field: str | None = None):
+        super().__init__(message)
+        self.row, self.part, self.field = row, part, field

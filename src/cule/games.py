@@ -1,8 +1,8 @@
 """Per-game facts the Python side needs: action sets, modes, difficulties.
 
-From ALE 0.12.1's game settings (see cule/games_catalogue.json, where every
-entry was checked against ale-py); the reward, terminal and lives logic lives
-in the C++ core (cule/cpp/ale/games/).
+From ALE 0.12.1's game settings (src/ale/games/supported/*.cpp), kept in
+cule/data/games.json and checked against ale-py by the tests; the reward,
+terminal and lives logic lives in the C++ core (cule/cpp/ale/games/).
 """
 from __future__ import annotations
 

@@ -192,6 +192,9 @@ class MixedBackend(Backend):
     def load_states(self, ids, rows, offset, with_rng):
         raise NotImplementedError("MixedAtariVectorEnv loads states per game")
 
+    def check_states(self, rows, offset, with_rng, digests):
+        raise NotImplementedError("MixedAtariVectorEnv checks states per game")
+
     def copy_states(self, src, dst, with_rng):
         games = self.part_of[src]
         if (games != self.part_of[dst]).any():
@@ -293,15 +296,16 @@ class MixedAtariVectorEnv(AtariVectorEnv):
         rows = torch.zeros((len(ids), max(r.shape[1] for _, r in pieces)), dtype=torch.uint8, device=self.device)
         for positions, r in pieces:
             rows[self.backend.on_device(positions), :r.shape[1]] = r
-        return rows
+        return self._issue(rows)
 
     def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
+        trusted = self._is_issued(rows)
+        rows = rows.to(self.device)
         pieces = []
         for k, positions, local in self.backend.split(ids):
             part = self._parts[k]
-            mine = rows[self.backend.on_device(positions, rows.device)]
+            mine = rows[self.backend.on_device(positions)]
             mine = mine[:, :state_format.stated_bytes(mine)]
-            with_rng = state_format.read_headers(mine, part._state_name, part._state_key, part.emulator.state_bytes)
-            pieces.append((part, local, mine, with_rng))
-        for part, local, mine, with_rng in pieces:  # every header was checked: now load
+            pieces.append((part, local, mine, part._check_rows(mine, trusted)))
+        for part, local, mine, with_rng in pieces:  # every game's rows were checked: now load
             part.backend.load_states(local, mine, state_format.HEADER_BYTES, with_rng)

@@ -1,12 +1,12 @@
 """Palette tables: what ALE 0.12.1 returns for each frame-buffer value.
 
-The frame buffer holds TIA colour-register bytes (palette indices 0-255; see
-shared/docs/TIA_FACTS.md 3.3 "Frame-buffer values"). ALE turns them into
+The frame buffer holds TIA colour-register bytes (palette indices 0-255, as
+Stella's TIA::updateFrameScanline writes them). ALE turns them into
 pixels with a 256-entry table per TV standard (``common/Palettes.hpp``):
 
 * the 128 colours sit at the even indices;
 * odd index ``i`` holds the grey of colour ``i - 1``. Odd indices only reach
-  the frame buffer under PAL colour loss (TIA_FACTS 2.6), which ALE turns on
+  the frame buffer under PAL colour loss (Stella's TIA::startFrame), which ALE turns on
   exactly when it uses the PAL table, so NTSC odd entries are never seen.
 
 Screen APIs (``common/ColourPalette.cpp``):

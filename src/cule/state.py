@@ -12,7 +12,16 @@ built for the same ROM and options, in this process or another
           16-19  bytes after the header (little-endian uint32)
           20     1 if the row holds the sticky-action RNG, else 0
           21-23  zero
-          24-63  the game id (or the ROM's md5), ASCII, zero-padded
+          24-55  the game id (or the ROM's md5), ASCII, zero-padded
+          56-63  the payload's digest: the sum of its little-endian 32-bit
+                 words, mod 2^64 (little-endian uint64)
+
+The digest catches damage in storage or transfer (any one flipped bit
+changes it). It is no defence against a crafted row, which can carry the
+right digest: before a payload is loaded, every field the emulator uses as
+an index, a loop bound or a shift is checked (cule/cpp/vector/state_check.hpp;
+docs/states.md), so any bytes either load as a console that steps or are
+refused with a StateError naming the row, part and field.
 """
 from __future__ import annotations
 
@@ -25,9 +34,10 @@ import torch
 from .errors import StateError
 
 MAGIC = b"CuLE"
-VERSION = 1
+VERSION = 2
 HEADER_BYTES = 64
-_NAME_BYTES = 40
+_NAME_BYTES = 32
+DIGEST = slice(56, 64)  # header bytes of the payload's digest; every other header byte is the same in all rows
 
 
 def state_key(fields: dict) -> bytes:
@@ -37,11 +47,40 @@ def state_key(fields: dict) -> bytes:
 
 
 def header(name: str, key: bytes, payload: int, with_rng: bool) -> np.ndarray:
-    """The 64 header bytes of rows with `payload` bytes of state."""
+    """The 64 header bytes of rows with `payload` bytes of state, the digest zero (set_digests fills it)."""
     raw = (MAGIC + struct.pack("<I", VERSION) + key + struct.pack("<I", payload) + bytes([int(with_rng), 0, 0, 0])
-           + name.encode("ascii", "replace")[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0"))
+           + name.encode("ascii", "replace")[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0") + bytes(8))
     assert len(raw) == HEADER_BYTES
     return np.frombuffer(raw, dtype=np.uint8).copy()
+
+
+def set_digests(rows: torch.Tensor, digests: torch.Tensor) -> None:
+    """Writes each row's digest (int64 [n], the bits of the uint64 sum) into its header."""
+    rows[:, DIGEST] = digests.to(rows.device).contiguous().view(torch.uint8).view(len(digests), 8)
+
+
+def digests(rows: torch.Tensor) -> torch.Tensor:
+    """The digests the rows' headers hold, int64 [n] (the bits of uint64), on the rows' device."""
+    return rows[:, DIGEST].reshape(-1).clone().view(torch.int64)
+
+
+def raise_faults(faults: np.ndarray, name: str) -> None:
+    """StateError for the first row whose payload check failed (faults: Backend.check_states's codes)."""
+    bad = np.flatnonzero(faults)
+    if not bad.size:
+        return
+    from . import _core
+    row = int(bad[0])
+    fault, part, field, rule = _core.state_faults[int(faults[row]) - 1]
+    others = f" ({bad.size} of {len(faults)} rows were refused)" if bad.size > 1 else ""
+    if fault == "kStateDigest":
+        message = (f"state row {row} of {name!r} does not sum to the digest in its header: it changed after "
+                   f"clone_state() wrote it (damage in storage or transfer, or an edit){others}; nothing was "
+                   f"restored")
+    else:
+        message = (f"state row {row} of {name!r}: {part} field {field} must be {rule}; the row was not made by "
+                   f"clone_state() or was damaged{others}; nothing was restored")
+    raise StateError(message, row=row, part=part, field=field)
 
 
 def as_rows(states) -> torch.Tensor:
@@ -70,7 +109,7 @@ def stated_bytes(rows: torch.Tensor) -> int:
 def read_headers(rows: torch.Tensor, name: str, key: bytes, payload_of) -> bool:
     """Checks every row's header against this env (game `name`, `key`, payload_of(with_rng) bytes); returns
     whether the rows hold the sticky-action RNG. Raises StateError saying what differs; reads only headers."""
-    heads = rows[:, :HEADER_BYTES].cpu().numpy()
+    heads = rows[:, :DIGEST.start].cpu().numpy()
     first = heads[0].tobytes()
     if (heads != heads[0]).any():
         raise StateError("the rows come from different games, options or include_rng settings; "
@@ -111,3 +150,4 @@ def differences(a: torch.Tensor, b: torch.Tensor, layout: list[tuple[str, int]])
                 lines.append(f"row {row}, {name}: {diff.size} of {size} bytes differ, first at +{diff[0]}")
             start += size
     return lines
+

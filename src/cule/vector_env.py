@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import warnings
+import weakref
 from typing import Any
 
 import gymnasium
@@ -54,11 +55,17 @@ def _autoreset_mode(value) -> AutoresetMode:
 def _check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, noop_max, reset_cache_size,
                      repeat_action_probability, reset_mode, continuous) -> None:
     """The checks of the constructor's arguments that need no ROM, in the order their errors take."""
-    for name, value, low in (("num_envs", num_envs, 1), ("frameskip", frameskip, 1), ("stack_num", stack_num, 1),
-                             ("batch_size", batch_size, 0), ("num_threads", num_threads, 0),
-                             ("noop_max", noop_max, 0), ("reset_cache_size", reset_cache_size, 1)):
+    # Upper bounds: what the C++ fields hold (int32), and for the start cache what a seeded reset rebuilds in time
+    # (each entry is ALE's reset sequence, some 6 ms and 120 KB).
+    # (num_envs and batch_size are bounded by the memory estimate.)
+    for name, value, low, high in (("num_envs", num_envs, 1, None), ("frameskip", frameskip, 1, 1 << 16),
+                                   ("stack_num", stack_num, 1, 1 << 10), ("batch_size", batch_size, 0, None),
+                                   ("num_threads", num_threads, 0, 1 << 12), ("noop_max", noop_max, 0, 2**31 - 1),
+                                   ("reset_cache_size", reset_cache_size, 1, 10_000)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        if high is not None and value > high:
+            raise ValueError(f"{name} must be at most {high}, got {value!r}")
     if batch_size > num_envs:
         raise ValueError(f"batch_size ({batch_size}) cannot exceed num_envs ({num_envs})")
     if not 0.0 <= repeat_action_probability <= 1.0:
@@ -193,7 +200,8 @@ class AtariVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self._same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
         self.device = _checked_device(device)
-        _estimate_memory(num_envs, stack_num, img_height or 250, img_width or 160, 1 if grayscale else 3)
+        _estimate_memory(int(num_envs), int(stack_num), img_height or 250, img_width or 160, 1 if grayscale else 3,
+                         int(reset_cache_size) if reset_mode == "cache" else 0)
         unit, info = self._load_game(game, mode, difficulty, full_action_space)
 
         self.num_envs = int(num_envs)
@@ -204,6 +212,9 @@ class AtariVectorEnv(VectorEnv):
         self.grayscale = bool(grayscale)
         self._gymnasium = _gymnasium
         limit = int(max_num_frames_per_episode) if max_num_frames_per_episode and max_num_frames_per_episode > 0 else 0
+        if limit > 2**31 - 1:
+            raise ValueError(f"max_num_frames_per_episode must be at most {2**31 - 1} (or None/0: no limit), "
+                             f"got {max_num_frames_per_episode!r}")
         self._make_emulator(repeat_action_probability, limit, img_height, img_width)
         # The vector env's settings (cule._core.vector_options), named once: they configure the emulator
         # and, with what else decides a saved state's meaning (everything but where and how fast the env
@@ -300,6 +311,7 @@ class AtariVectorEnv(VectorEnv):
     def _make_queues(self) -> None:
         """The bookkeeping of batches: which environments were returned, are ready, or still stepping."""
         self._loaded = np.zeros(self.num_envs, dtype=bool)  # powered on by a seeded reset
+        self._issued: dict[int, tuple] = {}                  # rows clone_state() handed out (_issue)
         self._last_ids: np.ndarray | None = None            # env ids of the last batch returned
         # ids of the stepped environments not yet returned, oldest first, in int32 chunks
         self._ready: collections.deque[np.ndarray] = collections.deque()
@@ -321,6 +333,9 @@ class AtariVectorEnv(VectorEnv):
         """
         self._check_open()
         ids = np.arange(self.num_envs, dtype=np.int32)
+        unknown = set(options or ()) - {"reset_mask"}
+        if unknown:  # ale-py's vector env reads reset_mask alone; anything else would be ignored without a word
+            raise ValueError(f"reset() knows the option 'reset_mask' only, got {sorted(unknown)}")
         if options and "reset_mask" in options:
             mask = options["reset_mask"]
             if isinstance(mask, torch.Tensor):
@@ -452,6 +467,8 @@ class AtariVectorEnv(VectorEnv):
         StateError, and nothing changes.
         """
         ids = self._state_ids(ids, "ids")
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError("ids lists an environment twice: one row each")
         rows = state_format.as_rows(states)
         if rows.shape[0] != len(ids):
             raise StateError(f"{rows.shape[0]} state row(s) for {len(ids)} environment(s): pass one row per id")
@@ -487,12 +504,36 @@ class AtariVectorEnv(VectorEnv):
                                    with_rng)
         rows = torch.empty(rows_shape, dtype=torch.uint8, device=self.device)
         rows[:, :state_format.HEADER_BYTES] = torch.from_numpy(head).to(self.device)
-        self.backend.save_states(ids, rows, state_format.HEADER_BYTES, with_rng)
+        state_format.set_digests(rows, self.backend.save_states(ids, rows, state_format.HEADER_BYTES, with_rng))
+        return self._issue(rows)
+
+    def _issue(self, rows: torch.Tensor) -> torch.Tensor:
+        """Notes rows that clone_state() hands out: restored unchanged (the same tensor, its version counter as it
+        was), they skip the digest pass, the one check that reads the whole payload."""
+        key = id(rows)
+        self._issued[key] = (weakref.ref(rows, lambda _, key=key, issued=self._issued: issued.pop(key, None)),
+                             rows._version)
         return rows
 
-    def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
-        """restore_state() of validated ids, one row each: checks every header before anything changes."""
+    def _is_issued(self, rows: torch.Tensor) -> bool:
+        ref, version = self._issued.get(id(rows), (None, None))
+        return ref is not None and ref() is rows and rows._version == version
+
+    def _check_rows(self, rows: torch.Tensor, trusted: bool) -> bool:
+        """Checks rows before anything is restored: headers, then every payload's digest (unless `trusted`) and the
+        fields that index memory or bound loops. Returns whether they hold the sticky-action RNG; raises
+        StateError."""
         with_rng = state_format.read_headers(rows, self._state_name, self._state_key, self.emulator.state_bytes)
+        faults = self.backend.check_states(rows, state_format.HEADER_BYTES, with_rng,
+                                           None if trusted else state_format.digests(rows))
+        state_format.raise_faults(faults, self._state_name)
+        return with_rng
+
+    def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
+        """restore_state() of validated ids, one row each: checks every row before anything changes."""
+        trusted = self._is_issued(rows)
+        rows = rows.to(self.device)
+        with_rng = self._check_rows(rows, trusted)
         self.backend.load_states(ids, rows, state_format.HEADER_BYTES, with_rng)
 
     def _state_ids(self, ids, name: str) -> np.ndarray:
@@ -508,6 +549,8 @@ class AtariVectorEnv(VectorEnv):
         if isinstance(ids, torch.Tensor):
             ids = ids.cpu().numpy()
         array = np.atleast_1d(np.asarray(ids))
+        if array.size == 0:
+            raise ValueError(f"{name} is empty: name at least one environment")
         if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_):
             raise TypeError(f"{name} must be an int or a 1-D sequence of ints, got {ids!r}")
         if array.size and (array.min() < 0 or array.max() >= self.num_envs):
@@ -529,21 +572,23 @@ class AtariVectorEnv(VectorEnv):
 
     def _reset_seeds(self, seed, count: int) -> np.ndarray:
         if seed is None:
-            seeds = np.full(count, -1, dtype=np.int64)
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = np.arange(int(seed), int(seed) + count, dtype=np.int64)
-        elif isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
+            return np.full(count, -1, dtype=np.int64)  # keep each console and RNG
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            if not 0 <= int(seed) <= _MAX_SEED - (count - 1):
+                raise ValueError(f"seeds must lie in [0, {_MAX_SEED}] (ALE's random_seed is a C int): seed "
+                                 f"{seed!r} seeds {seed!r} .. {int(seed) + count - 1}")
+            return np.arange(int(seed), int(seed) + count, dtype=np.int64)
+        if isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
             seeds = np.asarray(seed.cpu() if isinstance(seed, torch.Tensor) else seed)
             if seeds.shape != (count,) or not np.issubdtype(seeds.dtype, np.integer):
                 raise ValueError(f"seed must be an int or {count} integer seeds (one per environment reset), "
                                  f"got shape {seeds.shape} dtype {seeds.dtype}")
-            seeds = seeds.astype(np.int64)
-        else:
-            raise TypeError(f"seed must be None, an int or an array of ints, got {type(seed).__name__}")
-        if (seeds > _MAX_SEED).any() or (seeds < -1).any():
-            raise ValueError(f"seeds must lie in [0, {_MAX_SEED}] (ALE's random_seed is a C int), "
-                             f"got {int(seeds.min())}..{int(seeds.max())}")
-        return seeds
+            # compared before any conversion: a uint64 above 2**63 must not wrap to a negative int64
+            if seeds.size and (seeds.min() < 0 or seeds.max() > _MAX_SEED):
+                raise ValueError(f"seeds must lie in [0, {_MAX_SEED}] (ALE's random_seed is a C int), "
+                                 f"got {seeds.min()}..{seeds.max()}")
+            return seeds.astype(np.int64)
+        raise TypeError(f"seed must be None, an int or an array of ints, got {type(seed).__name__}")
 
     def _take_batch(self):
         """The next batch_size ready environments, joining or splitting the chunks they were stepped in."""
@@ -580,11 +625,12 @@ def _bytes_per_env(stack: int, height: int, width: int, channels: int) -> int:
     return 16_000 + 3 * 250 * 160 * 3 + 2 * 250 * 160 + (3 * stack + 1) * height * width * channels
 
 
-def _estimate_memory(num_envs: int, stack: int, height: int, width: int, channels: int):
-    """Refuses batches that would not fit in memory before allocating anything."""
+def _estimate_memory(num_envs: int, stack: int, height: int, width: int, channels: int, cache_size: int = 0):
+    """Refuses batches that would not fit in memory before allocating anything (reset_mode "cache"'s start
+    states, one console and two screens each, included)."""
     import os
     per_env = _bytes_per_env(stack, height, width, channels)
-    need = num_envs * per_env
+    need = num_envs * per_env + cache_size * (2 * 250 * 160 + 2 * height * width * channels + 1024)
     try:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):

@@ -1,5 +1,5 @@
-// C++ checks of the cartridge mappers against CONSOLE_FACTS.md
-// section 4 (and 2.4 for the SuperChip RAM draws), on synthetic ROM images:
+// C++ checks of the cartridge mappers against Stella's Cart*.cxx (bank
+// hotspots, reset banks, SuperChip RAM drawn from Random.cxx), on synthetic ROM images:
 // no ALE ROM is needed.
 #include <cstdio>
 #include <cstring>

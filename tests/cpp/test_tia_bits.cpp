@@ -1,5 +1,5 @@
 // C++ checks of the TIA's object bitsets (chips/tia.hpp) against a
-// per-pixel reading of TIA_FACTS.md section 4.2: for every NUSIZ mode,
+// per-pixel reading of Stella's computePlayerMaskTable (TIA.cxx): for every NUSIZ mode,
 // position, graphics byte and width, the pixels a player, missile or ball
 // lights, with the copies at +0/+16/+32/+64 and the wrap at pixel 160.
 #include <cstdio>

@@ -16,7 +16,9 @@
 // on one thread and must give bit-identical results. A "haul" is one environment run for tens
 // of thousands of frames without a reset: odd seeds a ROM that never ends a
 // frame (the 32-bit clocks wrap), even seeds one that never writes VSYNC.
-// `--games N` instead runs every game unit over random RAM. A failing case
+// `--games N` instead runs every game unit over random RAM; `--states N`
+// fuzzes saved states (N mutated rows, checked, loaded where they pass, and
+// stepped; fuzz_states). A failing case
 // prints its seed; `--case S` / `--haul S` replays it alone and `--dump
 // FILE` writes its image.
 #include <atomic>
@@ -252,7 +254,7 @@ void emit_endless(Rng& r, uint8_t* out, uint32_t n) {
 }
 
 // A display loop that never writes VSYNC or HMOVE: WSYNC lines with some
-// TIA writes, so every frame ends at the scanline cap (TIA_FACTS 2.2b). Run
+// TIA writes, so every frame ends at the scanline cap (Stella's TIA::poke). Run
 // for long, the never-reset VSYNC-finish and last-HMOVE clocks drift back a
 // frame's clocks per frame, through -2^31 after some 32,000 frames, while
 // RESM0/RESM1/RESBL/HMM0 compare the clock with the last HMOVE's every line.
@@ -349,25 +351,40 @@ struct Settings {
   int force_threads = 0;   // the repeat of a case runs on one thread: results may not depend on the count
   uint64_t case_frames = 0;  // 0: drawn per case
   bool verbose = false;      // print each case before running it
+  bool skip_state_checks = false;  // --states: load every mutated row (shows what the checks prevent)
 };
 
-// `haul`: one environment, never reset, for many frames, running a ROM
-// that never ends a frame (the 32-bit clocks wrap) or never writes VSYNC.
-CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const std::vector<SeedRom>& seeds,
-                    const std::vector<bool>& jams, std::string* description, std::vector<uint8_t>* image_out) {
-  Rng r{case_seed};
-  CaseResult out;
-  const Mapper& mp = mappers()[r.below((uint32_t)mappers().size())];
+// A case's draw: a mapper and image, display properties, options, batch
+// size and threads. `haul`: one environment, never reset, for many frames,
+// running a ROM that never ends a frame (the 32-bit clocks wrap) or never
+// writes VSYNC.
+struct Case {
+  const Mapper* mp;
+  Kind kind;
+  std::vector<uint8_t> image;
+  RomSettings rs;
+  int n, threads, max_frames;
+  float sticky;
+  VectorOptions o;
+  uint64_t frames_wanted;
+  std::string description;
+};
+
+Case draw_case(Rng& r, uint64_t case_seed, bool haul, const Settings& set, const std::vector<SeedRom>& seeds,
+               const std::vector<bool>& jams) {
+  Case c;
+  c.mp = &mappers()[r.below((uint32_t)mappers().size())];
+  const Mapper& mp = *c.mp;
   const uint32_t k = r.below(100);
   Kind kind = haul ? (case_seed & 1 ? Kind::kEndless : Kind::kVsyncLoop)  // odd seeds: never-ending
             : k < 8 ? Kind::kRandom : k < 38 ? Kind::kCode : k < 48 ? Kind::kVsyncless
             : k < 53 ? Kind::kEndless : Kind::kMutated;
   if (!haul && set.only_kind >= 0) kind = (Kind)set.only_kind;
+  c.kind = kind;
   std::string what;
-  std::vector<uint8_t> image = make_image(r, mp, kind, seeds, jams, what);
-  if (image_out) *image_out = image;
+  c.image = make_image(r, mp, kind, seeds, jams, what);
 
-  RomSettings rs;
+  RomSettings& rs = c.rs;
   rs.cart = mp.type;
   // roms.py's property values, and now and then others the core must also survive.
   rs.ystart = (uint16_t)(r.chance(0.8) ? r.pick(std::vector<int>{34, 26, 30, 40}) : r.range(0, 64));
@@ -378,13 +395,13 @@ CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const st
   rs.initial_switches = r.chance(0.7) ? 0x3F : r.byte();
   rs.controllers = ControllerSetup{(uint8_t)r.chance(0.2), (uint8_t)r.chance(0.1), (uint8_t)r.chance(0.1),
                                    (uint8_t)r.chance(0.1), 0, 0};
-  const int n = haul ? 1 : r.range(1, set.max_envs);
-  const float sticky = r.chance(0.5) ? 0.0f : r.chance(0.5) ? 0.25f : (float)r.below(1001) / 1000.0f;
-  const int max_frames = haul || r.chance(0.7) ? 0 : r.range(1, 3000);
+  c.n = haul ? 1 : r.range(1, set.max_envs);
+  c.sticky = r.chance(0.5) ? 0.0f : r.chance(0.5) ? 0.25f : (float)r.below(1001) / 1000.0f;
+  c.max_frames = haul || r.chance(0.7) ? 0 : r.range(1, 3000);
   const int drawn_threads = r.range(set.min_threads, set.threads);
-  const int threads = set.force_threads ? set.force_threads : drawn_threads;
+  c.threads = set.force_threads ? set.force_threads : drawn_threads;
 
-  VectorOptions o;
+  VectorOptions& o = c.o;
   o.frameskip = r.range(1, 5);
   o.stack_num = r.range(1, 4);
   o.grayscale = r.chance(0.5);
@@ -400,34 +417,53 @@ CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const st
   o.gymnasium = r.chance(0.3);
   o.difficulty = r.range(0, 3);
   o.cache_size = r.chance(0.7) ? 0 : r.range(1, 4);
-  const uint64_t frames_wanted = set.case_frames ? set.case_frames
-                                 : haul ? set.haul_frames / (kind == Kind::kEndless ? 2 : 1)
-                                 : kind == Kind::kEndless ? 200 + r.below(800) : 200 + r.below(2500);
+  c.frames_wanted = set.case_frames ? set.case_frames
+                    : haul ? set.haul_frames / (kind == Kind::kEndless ? 2 : 1)
+                    : kind == Kind::kEndless ? 200 + r.below(800) : 200 + r.below(2500);
 
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%s %" PRIu64 ": %s, mapper %s, %zu bytes, %d envs, %d threads, ystart %d height %d, fmt %s, "
                 "frameskip %d, stack %d, cache %d, same_step %d, gymnasium %d, ~%" PRIu64 " frames",
-                haul ? "haul" : "case", case_seed, what.c_str(), mp.name, image.size(), n, threads, rs.ystart,
-                rs.height,
-                rs.detect_format ? "auto" : rs.fixed_pal ? "PAL" : "NTSC", o.frameskip, o.stack_num, o.cache_size,
-                o.same_step, o.gymnasium, frames_wanted);
-  if (description) *description = buf;
+                haul ? "haul" : "case", case_seed, what.c_str(), mp.name, c.image.size(), c.n, c.threads, rs.ystart,
+                rs.height, rs.detect_format ? "auto" : rs.fixed_pal ? "PAL" : "NTSC", o.frameskip, o.stack_num,
+                o.cache_size, o.same_step, o.gymnasium, c.frames_wanted);
+  c.description = buf;
+  return c;
+}
 
-  if (set.verbose) {  // before running: a sanitizer report ends the process
-    std::printf("%s\n", buf);
-    std::fflush(stdout);
-  }
-  Fuzzed emu(image, rs, 0, n, sticky, max_frames);
-  t_accesses = 0;  // the power-on frames ran without step()
+// The observation size and palettes drawn once the emulator knows its screen height.
+void configure(Fuzzed& emu, Case& c, Rng& r) {
   const int h = emu.screen_height();
-  o.img_height = r.chance(0.4) ? h : r.chance(0.5) ? 84 : r.range(1, h);
-  o.img_width = r.chance(0.4) ? 160 : r.chance(0.5) ? 84 : r.range(1, 160);
-  if (o.img_height > h) o.img_height = h;
+  c.o.img_height = r.chance(0.4) ? h : r.chance(0.5) ? 84 : r.range(1, h);
+  c.o.img_width = r.chance(0.4) ? 160 : r.chance(0.5) ? 84 : r.range(1, 160);
+  if (c.o.img_height > h) c.o.img_height = h;
   uint8_t rgb[256 * 3], gray[256];
   for (auto& b : rgb) b = r.byte();
   for (auto& b : gray) b = r.byte();
-  emu.configure_vector(o, rgb, gray);
+  emu.configure_vector(c.o, rgb, gray);
+}
+
+CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const std::vector<SeedRom>& seeds,
+                    const std::vector<bool>& jams, std::string* description, std::vector<uint8_t>* image_out) {
+  Rng r{case_seed};
+  CaseResult out;
+  Case c = draw_case(r, case_seed, haul, set, seeds, jams);
+  if (image_out) *image_out = c.image;
+  if (description) *description = c.description;
+  if (set.verbose) {  // before running: a sanitizer report ends the process
+    std::printf("%s\n", c.description.c_str());
+    std::fflush(stdout);
+  }
+  const Mapper& mp = *c.mp;
+  const Kind kind = c.kind;
+  const int n = c.n, threads = c.threads, max_frames = c.max_frames;
+  const uint64_t frames_wanted = c.frames_wanted;
+  const VectorOptions& o = c.o;
+  Fuzzed emu(c.image, c.rs, 0, n, c.sticky, max_frames);
+  t_accesses = 0;  // the power-on frames ran without step()
+  configure(emu, c, r);
+  const int h = emu.screen_height();
   out.mix(&h, sizeof h);
 
   const size_t obs_bytes = emu.stacked_bytes();
@@ -511,6 +547,122 @@ CaseResult run_case(uint64_t case_seed, bool haul, const Settings& set, const st
   return out;
 }
 
+// ---- saved states whatever their bytes
+
+std::atomic<uint64_t> g_state_trials{0}, g_state_loaded{0}, g_state_refused{0}, g_state_digest{0};
+std::atomic<uint64_t> g_state_by_mapper[16], g_state_by_policy[2];  // trials
+
+// Overwrites part of a row's payload the way damage or a crafter would:
+// random bytes (mostly in the console and ALE parts, where the indices
+// are), a checked field set to an extreme or random value, or one bit.
+void mutate(Rng& r, uint8_t* payload, uint32_t bytes, const BatchView& b, bool with_rng) {
+  const uint32_t k = r.below(100);
+  if (k < 40) {
+    const uint32_t head = bytes < 6000 ? bytes : 6000;  // console, ALE state, RNGs, vector state
+    const uint32_t count = 1 + r.below(r.chance(0.5) ? 8 : 200);
+    for (uint32_t i = 0; i < count; ++i) payload[r.below(r.chance(0.8) ? head : bytes)] = r.byte();
+  } else if (k < 85) {
+    const CheckedField& f = kCheckedFields[r.below((uint32_t)std::size(kCheckedFields))];
+    const int64_t part = part_offset(b, with_rng, f.part);
+    if (part < 0) return;  // the row has no such part (the sticky RNG without include_rng)
+    uint8_t* at = payload + part + f.offset;
+    const uint32_t width = f.bytes == 1 ? 1 : f.bytes % 4 == 0 ? 4 : 2;  // an element of an array field
+    const uint32_t element = r.below((uint32_t)(f.bytes / width)) * width;
+    const uint64_t extremes[] = {0, ~0ull, 1ull << (8 * width - 1), (1ull << (8 * width - 1)) - 1, r.next(),
+                                 (uint64_t)r.below(300), ~0ull - r.below(300)};
+    const uint64_t v = extremes[r.below((uint32_t)std::size(extremes))];
+    std::memcpy(at + element, &v, width);  // little-endian: the low bytes
+    if (r.chance(0.1)) std::memset(at, r.chance(0.5) ? 0 : 0xFF, f.bytes);
+  } else {
+    payload[r.below(bytes)] ^= (uint8_t)(1u << r.below(8));
+  }
+}
+
+// `trials` mutated saves: each case's environments step a while, save their
+// rows (with or without the sticky RNG), then rows are mutated, their digest
+// mostly recomputed (as a crafted row would be), and checked. Where every
+// row passes they are loaded and the environments step, draw and gather;
+// where one is refused nothing may have changed. Every mapper, both step
+// policies, any options (draw_case). A sanitizer report or a hang fails.
+std::string fuzz_states(uint64_t case_seed, uint64_t trials, const Settings& set, const std::vector<SeedRom>& seeds,
+                        const std::vector<bool>& jams) {
+  Rng r{case_seed};
+  Case c = draw_case(r, case_seed, false, set, seeds, jams);
+  if (set.verbose) {
+    std::printf("states %s\n", c.description.c_str());
+    std::fflush(stdout);
+  }
+  Fuzzed emu(c.image, c.rs, 0, c.n, c.sticky, c.max_frames);
+  configure(emu, c, r);
+  const int n = c.n;
+  std::vector<int32_t> ids(n), actions(n);
+  std::vector<int64_t> seeds_for(n);
+  for (int i = 0; i < n; ++i) ids[i] = i, seeds_for[i] = (int64_t)r.below(0x7FFFFFFF);
+  emu.vector_run(ids.data(), n, nullptr, seeds_for.data(), true, c.threads);
+  auto step = [&](int steps) {
+    for (int t = 0; t < steps; ++t) {
+      for (int i = 0; i < n; ++i) actions[i] = (int32_t)r.below(18);
+      emu.vector_run(ids.data(), n, actions.data(), nullptr, false, c.threads);
+    }
+  };
+  step(1 + (int)r.below(30));
+  const bool with_rng = r.chance(0.7);
+  const uint32_t bytes = emu.state_bytes(with_rng);
+  const size_t row_bytes = 64 + bytes;
+  std::vector<uint8_t> saved(row_bytes * n), rows(row_bytes * n), before(row_bytes * n);
+  std::vector<uint64_t> digests(n), kept(n), unused(n);
+  std::vector<int32_t> faults(n);
+  emu.save_states(ids.data(), n, saved.data(), row_bytes, 64, with_rng, kept.data());
+  const BatchView b = emu.view();
+  const size_t obs_bytes = emu.stacked_bytes();
+  std::vector<uint8_t> obs(obs_bytes * n), final_obs(obs_bytes * n);
+  std::vector<int32_t> rewards(n), lives(n), frames(n), episode_frames(n);
+  std::vector<uint8_t> terminated(n), truncated(n);
+  for (uint64_t t = 0; t < trials; ++t) {
+    rows = saved;
+    const int mutated = r.chance(0.7) ? 1 : (int)r.range(1, n);
+    for (int m = 0; m < mutated; ++m) mutate(r, rows.data() + row_bytes * r.below((uint32_t)n) + 64, bytes, b, with_rng);
+    const bool crafted = r.chance(0.8);
+    for (int i = 0; i < n; ++i) digests[i] = crafted ? row_digest(rows.data() + row_bytes * i + 64, bytes) : kept[i];
+    emu.check_states(rows.data(), n, row_bytes, 64, with_rng, digests.data(), faults.data());
+    if (set.skip_state_checks) std::fill(faults.begin(), faults.end(), kStateOk);  // the canary: load anything
+    g_state_trials.fetch_add(1, std::memory_order_relaxed);
+    g_state_by_mapper[c.mp - mappers().data()].fetch_add(1, std::memory_order_relaxed);
+    g_state_by_policy[c.o.gymnasium ? 1 : 0].fetch_add(1, std::memory_order_relaxed);
+    bool ok = true;
+    for (int i = 0; i < n; ++i) {
+      const bool changed = std::memcmp(rows.data() + row_bytes * i, saved.data() + row_bytes * i, row_bytes) != 0;
+      if (!crafted && changed && faults[i] != kStateDigest && !set.skip_state_checks)
+        return "a changed row kept its old digest and passed";
+      if (faults[i] == kStateDigest) g_state_digest.fetch_add(1, std::memory_order_relaxed);
+      ok = ok && faults[i] == kStateOk;
+    }
+    if (!ok) {  // restore_state refuses: the environments are as they were
+      g_state_refused.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    g_state_loaded.fetch_add(1, std::memory_order_relaxed);
+    emu.save_states(ids.data(), n, before.data(), row_bytes, 64, with_rng, unused.data());
+    if (set.skip_state_checks)
+      emu.load_states_unchecked(ids.data(), n, rows.data(), row_bytes, 64, with_rng);
+    else
+      emu.load_states(ids.data(), n, rows.data(), row_bytes, 64, with_rng);
+    step(1 + (int)r.below(6));
+    StepOutputs outputs{obs.data(), rewards.data(), terminated.data(), truncated.data(), lives.data(),
+                        frames.data(), episode_frames.data(), c.o.same_step ? final_obs.data() : nullptr};
+    cule::run_batches(emu.pool(), std::vector{emu.prepare_gather(ids.data(), n, outputs, nullptr)}, {n});
+    for (int i = 0; i < n; ++i) (void)emu.screen(i), (void)emu.lives(i), (void)emu.game_over(i);
+    emu.load_states(ids.data(), n, before.data(), row_bytes, 64, with_rng);  // the unmutated rows again
+    if (r.chance(0.05)) {  // now and then a reset, then new rows
+      for (int i = 0; i < n; ++i) seeds_for[i] = r.chance(0.5) ? -1 : (int64_t)r.below(0x7FFFFFFF);
+      emu.vector_run(ids.data(), n, nullptr, seeds_for.data(), true, c.threads);
+      step(1 + (int)r.below(10));
+      emu.save_states(ids.data(), n, saved.data(), row_bytes, 64, with_rng, kept.data());
+    }
+  }
+  return "";
+}
+
 std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) {
@@ -556,7 +708,7 @@ uint64_t fuzz_games(uint64_t seed, uint64_t steps) {
 int run_regressions() {
   int failures = 0;
   // 1. A reset during a partial frame leaves the TIA's last update at line 0
-  // of the frame (TIA_FACTS 2.7): the next render drew YStart rows past a
+  // of the frame (Stella's TIA::frameReset): the next render drew YStart rows past a
   // window-sized buffer. The buffer is its own allocation here, so ASan sees
   // any write past it; rows must show lines 0.. of the frame.
   for (uint16_t ystart : {26, 34, 40}) {
@@ -609,7 +761,8 @@ void usage() {
                "            [--repeat-every K] [--kind random|code|vsyncless|endless|mutated]\n"
                "            [--canary overflow|signed|race] [--games STEPS_PER_GAME] [--regressions]\n"
                "            [--haul-every K] [--haul-frames N] [--rom MAPPER:PATH ...] [--verbose]\n"
-               "            [--case S | --haul S] [--dump FILE]\n");
+               "            [--case S | --haul S] [--dump FILE]\n"
+               "            [--states TRIALS [--trials-per-case K] [--skip-state-checks]]\n");
   std::exit(2);
 }
 
@@ -620,7 +773,7 @@ int main(int argc, char** argv) {
   bool one_case = false, one_haul = false;
   int repeat_every = 8;  // every K-th case runs twice and must give the same hash
   std::string dump, canary;
-  uint64_t game_steps = 0;
+  uint64_t game_steps = 0, state_trials = 0, trials_per_case = 200;
   Settings set;
   std::vector<SeedRom> seeds;
   for (int i = 1; i < argc; ++i) {
@@ -646,6 +799,9 @@ int main(int argc, char** argv) {
     }
     else if (a == "--canary") canary = value();
     else if (a == "--games") game_steps = std::stoull(value());
+    else if (a == "--states") state_trials = std::stoull(value());
+    else if (a == "--trials-per-case") trials_per_case = std::stoull(value());
+    else if (a == "--skip-state-checks") set.skip_state_checks = true;
     else if (a == "--regressions") return run_regressions();
     else if (a == "--max-envs") set.max_envs = std::stoi(value());
     else if (a == "--case-frames") set.case_frames = std::stoull(value());
@@ -682,6 +838,31 @@ int main(int argc, char** argv) {
   }
   const std::vector<bool> jams = jam_opcodes();
   const auto t0 = std::chrono::steady_clock::now();
+  if (state_trials) {
+    Rng master{seed};
+    uint64_t cases = 0;
+    while (g_state_trials.load() < state_trials) {
+      const uint64_t case_seed = one_case ? only_case : master.next();
+      const std::string error = fuzz_states(case_seed, trials_per_case, set, seeds, jams);
+      ++cases;
+      if (!error.empty()) {
+        std::fprintf(stderr, "FAIL states case %" PRIu64 ": %s\n  replay: --states %" PRIu64 " --case %" PRIu64 "\n",
+                     case_seed, error.c_str(), trials_per_case, case_seed);
+        return 1;
+      }
+      if (one_case) break;
+    }
+    std::printf("states: %" PRIu64 " trials in %" PRIu64 " cases, %.1f s: %" PRIu64 " loaded and stepped, %" PRIu64
+                " refused (%" PRIu64 " rows by their digest); failures 0\n",
+                g_state_trials.load(), cases,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), g_state_loaded.load(),
+                g_state_refused.load(), g_state_digest.load());
+    std::printf("states by mapper:");
+    for (size_t k = 0; k < mappers().size(); ++k) std::printf(" %s %" PRIu64 ";", mappers()[k].name, g_state_by_mapper[k].load());
+    std::printf("\nstates by step policy: vector env %" PRIu64 "; gymnasium %" PRIu64 ";\n", g_state_by_policy[0].load(),
+                g_state_by_policy[1].load());
+    return 0;
+  }
   uint64_t cases = 0, repeats = 0;
   Rng master{seed};
   while (one_case ? cases == 0 : g_frames.load() < total_frames) {

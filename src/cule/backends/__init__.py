@@ -61,12 +61,22 @@ class Backend(abc.ABC):
         """RIOT RAM, uint8 [N, 128]."""
 
     @abc.abstractmethod
-    def save_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
-        """Environment ids[i]'s state into rows[i, offset:] (rows uint8 [B, row_bytes] on device)."""
+    def save_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool) -> torch.Tensor:
+        """Environment ids[i]'s state into rows[i, offset:] (rows uint8 [B, row_bytes] on device); returns each
+        row's digest (int64 [B], the bits of cule/cpp/vector/state_rows.hpp's uint64 row_digest)."""
+
+    @abc.abstractmethod
+    def check_states(self, rows: torch.Tensor, offset: int, with_rng: bool,
+                     digests: torch.Tensor | None) -> np.ndarray:
+        """Each row's first fault (int32 [B], 0: it may be loaded; else 1 + an index into cule._core.state_faults):
+        the payload's fields that index memory or bound loops (cule/cpp/vector/state_check.hpp) and, given
+        `digests` (int64 [B]), the payload's digest. Reads the rows only (rows on the backend's device);
+        synchronises."""
 
     @abc.abstractmethod
     def load_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool) -> None:
-        """The reverse of save_states; rows may be on any device."""
+        """The reverse of save_states, loading the rows as they are (check_states them first); rows may be on any
+        device."""
 
     @abc.abstractmethod
     def copy_states(self, src: np.ndarray, dst: np.ndarray, with_rng: bool) -> None:

@@ -77,7 +77,11 @@ class CpuBackend(Backend):
         return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)]))
 
     def save_states(self, ids, rows, offset, with_rng):
-        self.emulator.save_states(ids, rows.numpy(), offset, with_rng)
+        return torch.from_numpy(self.emulator.save_states(ids, rows.numpy(), offset, with_rng).view(np.int64))
+
+    def check_states(self, rows, offset, with_rng, digests):
+        expected = None if digests is None else digests.cpu().numpy().view(np.uint64)
+        return self.emulator.check_states(np.ascontiguousarray(rows.cpu().numpy()), offset, with_rng, expected)
 
     def load_states(self, ids, rows, offset, with_rng):
         self.emulator.load_states(ids, np.ascontiguousarray(rows.cpu().numpy()), offset, with_rng)

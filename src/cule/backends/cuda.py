@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -36,12 +37,19 @@ from ..errors import CudaUnavailableError
 from ..kernels import KernelBuild, find_binary, kernel_source
 from . import Backend, StepResult, check_action_batch
 
-THREADS_PER_BLOCK = 64  # two warps
+THREADS_PER_BLOCK = _core.threads_per_block  # cule/cpp/vector/kernel_abi.hpp: two warps
 WARP = 32
 # The emulating kernels aim at this many warps per SM: two for each of an
 # SM's four warp schedulers, so one warp's wait can be hidden by another's work.
 WARPS_PER_SM = 8
-KERNELS = tuple(_core.kernel_names)  # cule/kernels/shim.hpp lists them
+# Each kernel's parameters, (name, C++ type, "pointer" or "int32"), in order: cule/cpp/vector/kernel_abi.hpp.
+SIGNATURES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    name: tuple(tuple(p) for p in params) for name, params in _core.kernel_signatures.items()}
+KERNELS = tuple(SIGNATURES)
+# The names of a batch's arrays (cule/cpp/host/emulator.hpp CULE_BATCH_ARRAYS): ARRAY.machines == "machines", and
+# a name the core does not declare is an AttributeError.
+ARRAY = SimpleNamespace(**{name: name for name in _core.batch_arrays})
+_KIND_CODES = {"pointer": 1, "int32": 2}  # the launch shim's ArgKind
 # Render log room per environment (cule/cpp/chips/render_log.hpp): TIA accesses
 # (8 bytes each) of the frames one step records. A step that needs more is
 # drawn by the state update instead (counted in CudaBackend.render_stats()).
@@ -134,13 +142,38 @@ def whole_warps(count: int) -> Geometry:
     return Geometry(max(1, -(-count // THREADS_PER_BLOCK)), THREADS_PER_BLOCK, 0, WARP)
 
 
+def kernel_arguments(kernel: str, args: dict) -> list[tuple[int, str]]:
+    """(value, kind) of each of `kernel`'s parameters in order, from `args` by name: a pointer from a tensor
+    (its data_ptr), an address or None (null); an int32 from an int in range. Raises TypeError naming the
+    parameters when one is missing, unknown or of the wrong kind."""
+    params = SIGNATURES[kernel]
+    names = [name for name, _, _ in params]
+    if set(args) != set(names):
+        raise TypeError(f"{kernel} takes {', '.join(names)}; got {', '.join(args)}")
+    out = []
+    for name, ctype, kind in params:
+        value = args[name]
+        if kind == "pointer":
+            if isinstance(value, torch.Tensor):
+                value = value.data_ptr()
+            elif value is None:
+                value = 0
+            elif not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise TypeError(f"{kernel}'s {name} is a {ctype}: pass a tensor, an address or None, "
+                                f"not {type(value).__name__}")
+        elif isinstance(value, (torch.Tensor, float)) or not -2**31 <= int(value) < 2**31:
+            raise TypeError(f"{kernel}'s {name} is an int32_t: got {value!r}")
+        out.append((int(value), kind))
+    return out
+
+
 class CudaLauncher:
     """The kernels of one build, launched on torch's current stream.
 
-    ``launch(kernel, geometry, args)``: kernel<<<geometry>>>(args); ``args``
-    are ints, pointers as device addresses, as KERNELS' signatures take them
-    (cule/kernels/kernels.cu). ``source`` says where the kernels came from: a
-    prebuilt binary's path, or "nvrtc".
+    ``launch(kernel, geometry, **args)``: kernel<<<geometry>>>(args), the
+    arguments by the names of kernel_abi.hpp's lists (kernel_arguments).
+    ``source`` says where the kernels came from: a prebuilt binary's path, or
+    "nvrtc".
     """
 
     def __init__(self, build: KernelBuild, device: torch.device):
@@ -150,10 +183,10 @@ class CudaLauncher:
         functions, self.source = load_kernels(build, device.index or 0)
         self._kernels = dict(zip(KERNELS, functions))
 
-    def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
+    def launch(self, kernel: str, geometry: Geometry, **args) -> None:
         import cupy
 
-        words = tuple(np.int32(a) if isinstance(a, _Int32) else np.uint64(a) for a in args)
+        words = tuple(np.int32(v) if kind == "int32" else np.uint64(v) for v, kind in kernel_arguments(kernel, args))
         stream = torch.cuda.current_stream(self.device)
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
             self._kernels[kernel]((geometry.grid,), (geometry.block,), words, shared_mem=geometry.shared_bytes)
@@ -162,22 +195,22 @@ class CudaLauncher:
 class ShimLauncher:
     """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops.
 
-    `sms` stands in for the device's SM count in the launch geometry.
+    `sms` stands in for the device's SM count in the launch geometry (default: an H100's).
     """
 
-    def __init__(self, cart: str, sms: int = 132):
+    def __init__(self, cart: str, sms: int = _core.shim_sms):
         self.cart = cart
         self.sms = sms
 
-    def launch(self, kernel: str, geometry: Geometry, args: tuple) -> None:
-        _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [int(a) & (2**64 - 1) for a in args])
+    def launch(self, kernel: str, geometry: Geometry, **args) -> None:
+        values = kernel_arguments(kernel, args)
+        _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
+                          [_KIND_CODES[kind] for _, kind in values])
 
 
-_TORCH_DTYPE = {np.dtype(np.int32): torch.int32, np.dtype(np.bool_): torch.bool}
-
-
-class _Int32(int):
-    """A kernel argument of type int32_t (every other argument is a 64-bit pointer)."""
+def torch_dtype(dtype) -> torch.dtype:
+    """The torch element type of a numpy one (any that torch has)."""
+    return torch.from_numpy(np.empty(0, dtype=dtype)).dtype
 
 
 def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,
@@ -186,13 +219,12 @@ def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor,
     vector.hpp env_ref) of the BatchViews at device address `views`, queued on torch's current stream."""
     n = refs.numel()
     emulating = launch_geometry(n, launcher.sms)
-    per_warp = _Int32(emulating.per_warp)
     reset_count.zero_()
-    launcher.launch("cule_run", emulating, (views, refs.data_ptr(), _Int32(n), actions.data_ptr(),
-                                            0 if seeds is None else seeds.data_ptr(), _Int32(force_reset), per_warp))
-    launcher.launch("cule_render", whole_warps(n), (views, refs.data_ptr(), _Int32(n)))
+    launcher.launch("cule_run", emulating, batches=views, refs=refs, count=n, actions=actions, seeds=seeds,
+                    force_reset=int(force_reset), per_warp=emulating.per_warp)
+    launcher.launch("cule_render", whole_warps(n), batches=views, refs=refs, count=n)
     # cule_run's geometry: as many working threads, since the count of resets stays on the device
-    launcher.launch("cule_reset", emulating, (views, per_warp))
+    launcher.launch("cule_reset", emulating, batches=views, per_warp=emulating.per_warp)
 
 
 def launch_gather(launcher, views: int, refs: torch.Tensor, obs_shape: tuple[int, ...], same_step: bool,
@@ -201,10 +233,11 @@ def launch_gather(launcher, views: int, refs: torch.Tensor, obs_shape: tuple[int
     n = refs.numel()
     obs = torch.empty((n, *obs_shape), dtype=torch.uint8, device=device)
     final_obs = torch.empty_like(obs) if same_step else None
-    outputs = [torch.empty(n, dtype=_TORCH_DTYPE[dtype], device=device) for dtype in _core.step_outputs.values()]
-    launcher.launch("cule_gather", whole_warps(n),
-                    (views, refs.data_ptr(), _Int32(n), obs.data_ptr(), *(a.data_ptr() for a in outputs),
-                     0 if final_obs is None else final_obs.data_ptr()))
+    outputs = {name: torch.empty(n, dtype=torch_dtype(dtype), device=device)
+               for name, dtype in _core.step_outputs.items()}
+    launcher.launch("cule_gather", whole_warps(n), batches=views, refs=refs, count=n, obs=obs, **outputs,
+                    final_obs=final_obs)
+    outputs = list(outputs.values())
     return obs, outputs, final_obs
 
 
@@ -254,6 +287,9 @@ class CudaBackend(Backend):
     def batch_view(self, batch_index: int = 0, **moved: int) -> torch.Tensor:
         """This batch's BatchView on the device: its arrays' addresses, those named in `moved` replaced
         (a group's shared reset list), as the `batch_index`-th of the views launched together."""
+        unknown = set(moved) - set(_core.batch_arrays)
+        if unknown:
+            raise KeyError(f"no batch arrays {sorted(unknown)}: the core declares {', '.join(_core.batch_arrays)}")
         addresses = {name: t.data_ptr() for name, t in self.arrays.items() if t.numel()}
         view = self.emulator.batch_view({**addresses, **moved}, LANES, batch_index)
         return torch.from_numpy(np.frombuffer(view, dtype=np.uint8).copy()).to(self.device)
@@ -263,7 +299,7 @@ class CudaBackend(Backend):
         first seed and copied over."""
         if self.start_cache and seeds is not None and len(seeds) and seeds[0] >= 0:
             self.emulator.prepare_start_cache(int(seeds[0]))
-            self.upload(["cache_machines", "cache_envs", "cache_screens", "cache_frames"])
+            self.upload([ARRAY.cache_machines, ARRAY.cache_envs, ARRAY.cache_screens, ARRAY.cache_frames])
 
     def device_ids(self, ids: np.ndarray) -> torch.Tensor:
         """`ids` on the device; batches repeat, so each is copied there once."""
@@ -276,7 +312,10 @@ class CudaBackend(Backend):
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
         check_action_batch(actions, batch_size)
-        actions = actions.to(self.device, non_blocking=True)
+        # int64 first: torch's unsigned types lack the comparisons below (a uint64 above 2**63 reads as negative:
+        # outside the set either way)
+        actions = (actions.view(torch.int64) if actions.dtype == torch.uint64
+                   else actions.to(torch.int64)).to(self.device, non_blocking=True)
         bad = (actions < 0) | (actions >= len(self._action_set))
         self._bad_action = self._bad_action | bad.any()
         return self._action_set[torch.where(bad, torch.zeros_like(actions), actions).long()]
@@ -295,13 +334,13 @@ class CudaBackend(Backend):
             actions = torch.zeros(len(ids), dtype=torch.int32, device=self.device)
         seeds = None if seeds is None else torch.from_numpy(seeds).to(self.device)
         launch_step(self.launcher, self.view.data_ptr(), self.device_ids(ids), actions, seeds, force_reset,
-                    self.arrays["reset_count"])
+                    self.arrays[ARRAY.reset_count])
         return None
 
     @property
     def reset_count(self) -> torch.Tensor:
         """[1] int32: how many environments the last step left to cule_reset."""
-        return self.arrays["reset_count"].view(torch.int32)
+        return self.arrays[ARRAY.reset_count].view(torch.int32)
 
     def gather(self, ids, same_step):
         device_ids = self.device_ids(ids)
@@ -312,7 +351,7 @@ class CudaBackend(Backend):
     def _sync_host(self) -> None:
         """Copies the consoles back into the host emulator, whose raw accessors then read them (synchronises)."""
         host = self.emulator.arrays()
-        for name in ("machines", "envs", "buffers"):
+        for name in (ARRAY.machines, ARRAY.envs, ARRAY.buffers):
             host[name][:] = self.host_array(name)
 
     def screens(self):
@@ -329,31 +368,54 @@ class CudaBackend(Backend):
     STATE_THREADS = 256
 
     def save_states(self, ids, rows, offset, with_rng):
-        self._state_rows(ids, rows, offset, with_rng, save=True)
+        digests = torch.zeros(len(ids), dtype=torch.int64, device=self.device)
+        self._state_rows(ids, rows, offset, with_rng, save=True, digests=digests)
+        return digests
 
     def load_states(self, ids, rows, offset, with_rng):
         self._state_rows(ids, rows.to(self.device).contiguous(), offset, with_rng, save=False)
 
+    def check_states(self, rows, offset, with_rng, digests):
+        """Two launches (the digests, then a thread per row for the fields) and one copy of the faults to the
+        host."""
+        rows = rows.to(self.device).contiguous()
+        n = rows.shape[0]
+        faults = torch.zeros(n, dtype=torch.int32, device=self.device)
+        if n == 0:
+            return faults.cpu().numpy()
+        sums = expected = None
+        if digests is not None:
+            sums = torch.zeros(n, dtype=torch.int64, device=self.device)
+            expected = digests.to(self.device).contiguous()
+            self.launcher.launch("cule_row_digests", Geometry(n, self.STATE_THREADS, 0, WARP), rows=rows, count=n,
+                                 row_bytes=rows.shape[1], offset=offset,
+                                 payload_bytes=self.emulator.state_bytes(with_rng), sums=sums)
+        self.launcher.launch("cule_check_rows", whole_warps(n), batch=self.view, rows=rows, count=n,
+                             row_bytes=rows.shape[1], offset=offset, with_rng=int(with_rng), sums=sums,
+                             expected=expected, faults=faults)
+        return faults.cpu().numpy()
+
     def copy_states(self, src, dst, with_rng):
         """One launch for all pairs."""
         src, dst = self.device_ids(src), self.device_ids(dst)
-        self._per_env("cule_copy_state", src.numel(), src.data_ptr(), dst.data_ptr(), _Int32(src.numel()),
-                      _Int32(with_rng))
+        self._per_env("cule_copy_state", src.numel(), src=src, dst=dst, count=src.numel(), with_rng=int(with_rng))
 
-    def _state_rows(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool, save: bool) -> None:
+    def _state_rows(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool, save: bool,
+                    digests: torch.Tensor | None = None) -> None:
         ids = self.device_ids(ids)
-        self._per_env("cule_state_rows", ids.numel(), ids.data_ptr(), _Int32(ids.numel()), rows.data_ptr(),
-                      _Int32(rows.shape[1]), _Int32(offset), _Int32(with_rng), _Int32(save))
+        self._per_env("cule_state_rows", ids.numel(), ids=ids, count=ids.numel(), rows=rows, row_bytes=rows.shape[1],
+                      offset=offset, with_rng=int(with_rng), save=int(save), digests=digests)
 
-    def _per_env(self, kernel: str, n: int, *args) -> None:
-        """kernel<<<n, STATE_THREADS>>>(view, args...): a block per environment; nothing for n == 0."""
+    def _per_env(self, kernel: str, n: int, **args) -> None:
+        """kernel<<<n, STATE_THREADS>>>(batch=this batch's view, args...): a block per environment; nothing for
+        n == 0."""
         if n:
-            self.launcher.launch(kernel, Geometry(n, self.STATE_THREADS, 0, WARP), (self.view.data_ptr(), *args))
+            self.launcher.launch(kernel, Geometry(n, self.STATE_THREADS, 0, WARP), batch=self.view, **args)
 
     def render_stats(self) -> dict[str, int]:
         """Steps drawn by the render pass and by the state update (log overflow, gymnasium steps), summed over
         environments, and the most TIA accesses one recorded step used. Synchronises: for tests and benchmarks."""
-        logs = np.frombuffer(self.host_array("render_logs").tobytes(), dtype=_core.render_log_dtype)
+        logs = np.frombuffer(self.host_array(ARRAY.render_logs).tobytes(), dtype=_core.render_log_dtype)
         return {"replayed_steps": int(logs["replayed_steps"].sum()), "inline_steps": int(logs["inline_steps"].sum()),
                 "peak_accesses": int(logs["peak_accesses"].max(initial=0))}
 
@@ -396,7 +458,7 @@ class CudaGroup:
         """The device address of the parts' BatchViews, rebuilt after a part's arrays moved (upload)."""
         versions = tuple(p.version for p in self.parts)
         if versions != self._versions:
-            shared = dict(reset_list=self.reset_list.data_ptr(), reset_count=self.reset_count.data_ptr())
+            shared = {ARRAY.reset_list: self.reset_list.data_ptr(), ARRAY.reset_count: self.reset_count.data_ptr()}
             self._views = torch.cat([p.batch_view(k, **shared) for k, p in enumerate(self.parts)])
             self._versions = versions
         return self._views.data_ptr()

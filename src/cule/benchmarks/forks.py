@@ -11,6 +11,8 @@ GPU the forks are one kernel launch.
 The speed figure, same run, same machine:
   cule  ``copy_state(0, [1 .. N-1])`` repeated: forks per second, N-1 a call;
         ``clone_state`` + ``restore_state`` of all N: round trips per second;
+        ``restore_state`` of stored rows (a copy, as torch.load gives them,
+        so each payload's digest is summed): restores per second;
   ALE   ``ALEInterface.restoreState`` of one cloned state, repeated (how an
         ALE search forks: one environment, restored before each rollout).
 
@@ -118,9 +120,29 @@ def cule_rates(game: str, num_envs: int, device: str, min_seconds: float) -> dic
         env.restore_state(env.clone_state())
         sync()
 
+    stored = env.clone_state().clone()  # as torch.load would give them: the digest pass runs at every restore
+
+    def restore_stored():
+        env.restore_state(stored)
+        sync()
+
     return dict(forks_per_s=_rate(fork, num_envs - 1, min_seconds),
                 round_trips_per_s=_rate(round_trip, num_envs, min_seconds),
+                stored_restores_per_s=_rate(restore_stored, num_envs, min_seconds),
                 state_bytes=int(env.clone_state([0]).shape[1]))
+
+
+def round_trips(game: str, num_envs: int, count: int, stored: bool) -> None:
+    """`count` clone_state + restore_state round trips and nothing else, for an instruction counter (callgrind
+    runs it with two counts; the difference is the round trips' cost). `stored`: each restore takes a copy of the
+    rows (the digest pass runs), not the tensor clone_state returned."""
+    env = cule.AtariVectorEnv(game, num_envs, num_threads=1)
+    env.reset(seed=0)
+    for a in np.random.default_rng(0).integers(0, env.single_action_space.n, size=(5, num_envs)):
+        env.step(torch.from_numpy(a))
+    for _ in range(count):
+        rows = env.clone_state()
+        env.restore_state(rows.clone() if stored else rows)
 
 
 def ale_rate(game: str, min_seconds: float) -> float:
@@ -145,8 +167,15 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=300, help="steps the search plays")
     parser.add_argument("--rollouts", type=int, default=2, help="rollouts per first action at each decision")
     parser.add_argument("--depth", type=int, default=30, help="steps of each rollout")
+    parser.add_argument("--round-trips", type=int, default=0, metavar="N",
+                        help="only N clone+restore round trips on the CPU, nothing printed: for valgrind "
+                             "--tool=callgrind, run with two N and take the difference")
+    parser.add_argument("--stored", action="store_true",
+                        help="with --round-trips: restore a copy of the rows (the digest pass runs)")
     add_output_dir(parser, "forks")
     args = parser.parse_args()
+    if args.round_trips:
+        return round_trips(args.game, args.num_envs, args.round_trips, args.stored)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     probe = cule.AtariVectorEnv(args.game, 1)
@@ -165,7 +194,8 @@ def main() -> None:
         game=args.game, device=args.device, num_envs=args.num_envs, search=found, cule=ours,
         ale_restores_per_s=theirs, ratio=ours["forks_per_s"] / theirs)
     print(f"cule copy_state: {ours['forks_per_s']:,.0f} forks/s ({args.num_envs - 1} per call, "
-          f"{ours['state_bytes']:,} bytes a state); clone+restore: {ours['round_trips_per_s']:,.0f} states/s")
+          f"{ours['state_bytes']:,} bytes a state); clone+restore: {ours['round_trips_per_s']:,.0f} states/s; "
+          f"restores of stored rows (digest checked): {ours['stored_restores_per_s']:,.0f} states/s")
     print(f"ale-py restoreState: {theirs:,.0f} restores/s; cule/ALE {result['ratio']:.2f}x")
     (out / "forks.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out / 'forks.json'}")

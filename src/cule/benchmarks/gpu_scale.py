@@ -40,16 +40,16 @@ class KernelTimer:
         self.sms = launcher.sms
         self.events: dict[str, list] = {k: [] for k in KERNEL_NAMES}
 
-    def launch(self, kernel, geometry, args):
+    def launch(self, kernel, geometry, **args):
         name = kernel.removeprefix("cule_")
         if self.cuda:
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            self.launcher.launch(kernel, geometry, args)
+            self.launcher.launch(kernel, geometry, **args)
             end.record()
         else:
             start = time.perf_counter()
-            self.launcher.launch(kernel, geometry, args)
+            self.launcher.launch(kernel, geometry, **args)
             end = time.perf_counter()
         self.events.setdefault(name, []).append((start, end))
 

@@ -12,10 +12,13 @@ as it goes (a part cut off by its budget keeps what it wrote):
   tests       tests/test_cuda_gpu.py: CUDA equal to the CPU backend, saved
               states, resets, the launch geometry, the mixed batch;
   train       A2C+V-trace on Pong on the GPU for the time left
-              (python -m cule.benchmarks.train_pong): frames/s while
+              (python -m cule.benchmarks.train): frames/s while
               training, score against wall time;
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
-              active threads per warp, the top stall reasons.
+              active threads per warp, the top stall reasons;
+  memcheck    (only when --parts names it) mutated saved states of
+              pitfall2 checked and loaded on the GPU under
+              compute-sanitizer memcheck (tests/state_fuzz_child.py).
 
 Each part gets its budget in seconds plus what earlier parts left unused,
 and never more than the session's --budget leaves. The kernels should be
@@ -71,9 +74,10 @@ PARTS = [
          40),
     Part("train", 60, "A2C+V-trace on Pong on the GPU for the time left", 45),
     Part("ncu", 60, "Nsight Compute on cule_run", 40),
+    Part("memcheck", 90, "mutated saved states on the GPU under compute-sanitizer memcheck", 60),
 ]
 # The parts a session runs unless --parts says otherwise; "specialised" answered its question on an H100
-# (docs/cuda.md) and is there to ask it again.
+# (docs/cuda.md) and is there to ask it again; "memcheck" takes a session with a minute to spare.
 DEFAULT_PARTS = ["throughput", "tests", "train", "ncu"]
 
 
@@ -95,10 +99,15 @@ def command(part: str, args, seconds: float) -> list[str] | None:
     if part == "train":
         minutes = max(0.2, (seconds - 25) / 60)  # the trainer's set-up and summary take the rest
         if args.dry_run:
-            return [PY, "-m", "cule.benchmarks.train_pong", "--device", "cpu", "--num-envs", "8", "--frames", "640",
-                    "--minutes", "0.2", "--output-dir", str(work / "train")]
-        return [PY, "-m", "cule.benchmarks.train_pong", "--device", "cuda", "--num-envs", str(args.train_envs),
-                "--minutes", f"{minutes:.2f}", "--output-dir", str(work / "train")]
+            return [PY, "-m", "cule.benchmarks.train", "--device", "cpu", "--num-envs", "8", "--frames", "640",
+                    "--minutes", "0.2", "--eval-episodes", "0", "--output-dir", str(work / "train")]
+        return [PY, "-m", "cule.benchmarks.train", "--device", "cuda", "--num-envs", str(args.train_envs),
+                "--minutes", f"{minutes:.2f}", "--eval-episodes", "0", "--output-dir", str(work / "train")]
+    if part == "memcheck":
+        child = [PY, "tests/state_fuzz_child.py", "pitfall2", "cpu" if args.dry_run else "cuda", "vector", "20", "1"]
+        if args.dry_run or not shutil.which("compute-sanitizer"):
+            return child
+        return ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "1", *child]
     if part == "ncu":
         inner = [PY, "-m", "cule.benchmarks.gpu_scale", "--games", "pong", "--envs", "4096", "--warmup", "2",
                  "--steps", "1", "--min-steps", "1", "--ale-envs", "0", "--output-dir", str(work / "ncu"), *dry]

@@ -162,4 +162,13 @@ CULE_HD int32_t claim_slot(int32_t* count) {
 #endif
 }
 
+// Adds to a sum that several threads of a kernel add to.
+CULE_HD void add_shared(unsigned long long* sum, unsigned long long value) {
+#if CULE_DEVICE_CODE
+  atomicAdd(sum, value);
+#else
+  *sum += value;  // the launch shim runs one thread at a time
+#endif
+}
+
 }  // namespace cule

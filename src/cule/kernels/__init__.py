@@ -21,7 +21,6 @@ KERNEL_SOURCE = Path(__file__).resolve().parent / "kernels.cu"
 CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
 # Folders of prebuilt kernel binaries, searched before the user's cache folder (os.pathsep-separated).
 KERNEL_DIR_VARIABLE = "CULE_KERNEL_DIR"
-STEP_POLICIES = {False: "VectorEnvStep", True: "GymnasiumStep"}  # the `gymnasium` option -> vector.hpp's policy
 
 
 def game_type(game: str) -> str:
@@ -42,13 +41,21 @@ class KernelBuild:
     game: str | None = None
     gymnasium: bool | None = None
 
+    def __post_init__(self):
+        from .. import _core
+
+        if self.cart not in _core.mapper_types:
+            raise ValueError(f"no mapper {self.cart!r}: one of {' '.join(_core.mapper_types)}")
+
     def defines(self) -> list[str]:
         """The -D options: the mapper always; the game and step policy when they are compiled in."""
-        defines = [f"-DCULE_CART=cule::Cart{self.cart}"]
+        from .. import _core
+
+        defines = [f"-DCULE_CART={_core.mapper_types[self.cart]}"]
         if self.game is not None:
             defines.append(f"-DCULE_GAMES=cule::OneGame<cule::games::{game_type(self.game)}>")
         if self.gymnasium is not None:
-            defines.append(f"-DCULE_STEP=cule::{STEP_POLICIES[self.gymnasium]}")
+            defines.append(f"-DCULE_STEP={_core.step_policies[self.gymnasium]}")
         return defines
 
     def options(self) -> tuple[str, ...]:

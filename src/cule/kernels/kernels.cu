@@ -11,8 +11,10 @@
 // the host (it defines CULE_KERNEL, blockIdx, threadIdx and blockDim and
 // includes this file once per mapper). Include the core headers first.
 #include "vector/vector.hpp"
+#include "vector/kernel_abi.hpp"
 #include "cart/carts.hpp"
 #include "vector/state_rows.hpp"
+#include "vector/state_check.hpp"
 #include "ale/games/registry.hpp"
 
 #ifndef CULE_KERNEL
@@ -24,15 +26,15 @@
 // tree. A mapper's build, which dispatches on the game at run time, needs
 // 184 not to spill on sm_90 (at 168, 4-8 bytes around calls; at 176, 4 in
 // the SuperChip mappers). From 176 to 192 an SM holds eleven warps' worth,
-// so five blocks of 64 threads (cule/backends/cuda.py launches 64, a warp's
-// worth of environments twice; six at 168): more than the launch geometry
-// asks for below 33,792 environments. Older compilers get the launch bound.
+// so five blocks of CULE_THREADS_PER_BLOCK = 64 (six at 168): more than the
+// launch geometry asks for below 33,792 environments. Older compilers get
+// the launch bound.
 #define CULE_MAX_REGISTERS 184
 #if defined(__CUDACC_VER_MAJOR__) && \
     (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define CULE_KERNEL extern "C" __global__ void __maxnreg__(CULE_MAX_REGISTERS)
 #else
-#define CULE_KERNEL extern "C" __global__ void __launch_bounds__(64)
+#define CULE_KERNEL extern "C" __global__ void __launch_bounds__(CULE_THREADS_PER_BLOCK)
 #endif
 #endif
 #ifndef CULE_GAMES
@@ -87,6 +89,10 @@ CULE_HD int work_index(int per_warp) {
 #define CULE_MACHINE_SLOT(name, per_warp) cule::Machine name
 #endif
 
+// Every kernel's parameters are kernel_abi.hpp's lists.
+#define CULE_P(type, name) type name
+#define CULE_S ,
+
 // The step kernels take `batches`, the BatchViews launched together (one,
 // or a mixed batch's games of one mapper), and name environments by
 // reference (vector.hpp env_ref): refs[i] is the i-th listed environment.
@@ -95,8 +101,7 @@ CULE_HD int work_index(int per_warp) {
 // refs[0..count): actions are ALE action ids; seeds (or null) apply to forced
 // resets, which run here. Ended episodes go to the batches' shared reset
 // list (zero its count before the launch).
-CULE_KERNEL cule_run(const cule::BatchView* batches, const int32_t* refs, int32_t count, const int32_t* actions,
-                     const int64_t* seeds, int32_t force_reset, int32_t per_warp) {
+CULE_KERNEL cule_run(CULE_RUN_PARAMS) {
   const int i = work_index(per_warp);
   if (i < 0 || i >= count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
@@ -109,7 +114,7 @@ CULE_KERNEL cule_run(const cule::BatchView* batches, const int32_t* refs, int32_
 
 // The render pass over the same environments: those whose step recorded
 // frames draw them and process their screen. One per thread, whole warps.
-CULE_KERNEL cule_render(const cule::BatchView* batches, const int32_t* refs, int32_t count) {
+CULE_KERNEL cule_render(CULE_RENDER_PARAMS) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   cule::EnvFrames{batches[cule::ref_batch(refs[i])], cule::ref_env(refs[i])}.render();
@@ -118,7 +123,7 @@ CULE_KERNEL cule_render(const cule::BatchView* batches, const int32_t* refs, int
 // The resets cule_run listed, with cule_run's geometry; launched with as
 // many working threads as cule_run had, since the count stays on the device.
 // Batches launched together share the list, so the first holds it.
-CULE_KERNEL cule_reset(const cule::BatchView* batches, int32_t per_warp) {
+CULE_KERNEL cule_reset(CULE_RESET_PARAMS) {
   const int i = work_index(per_warp);
   if (i < 0 || i >= *batches->reset_count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
@@ -130,34 +135,54 @@ CULE_KERNEL cule_reset(const cule::BatchView* batches, int32_t per_warp) {
 
 // The listed environments' observations (stacked, oldest first), rewards,
 // flags, lives and frame counters, in the order of refs.
-#define CULE_OUTPUT_PARAM(type, name, element, field) type *name,
 #define CULE_OUTPUT_ARG(type, name, element, field) name,
-CULE_KERNEL cule_gather(const cule::BatchView* batches, const int32_t* refs, int32_t count, uint8_t* obs,
-                        CULE_STEP_OUTPUTS(CULE_OUTPUT_PARAM) uint8_t* final_obs) {
+CULE_KERNEL cule_gather(CULE_GATHER_PARAMS) {
   const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= count) return;
   cule::EnvFrames{batches[cule::ref_batch(refs[i])], cule::ref_env(refs[i])}.gather(
       i, cule::StepOutputs{obs, CULE_STEP_OUTPUTS(CULE_OUTPUT_ARG) final_obs});
 }
-#undef CULE_OUTPUT_PARAM
 #undef CULE_OUTPUT_ARG
 
 // Environment states as rows of bytes (state_rows.hpp), one block per listed
 // environment, its threads striding over the row: rows[i * row_bytes ...],
 // from byte `offset` on, is environment ids[i]'s state, written (save != 0)
-// or read back into the environment.
-CULE_KERNEL cule_state_rows(const cule::BatchView* batch, const int32_t* ids, int32_t count, uint8_t* rows,
-                            int32_t row_bytes, int32_t offset, int32_t with_rng, int32_t save) {
+// or read back into the environment. A save adds the row's digest to
+// digests[i] (zeroed before the launch).
+CULE_KERNEL cule_state_rows(CULE_STATE_ROWS_PARAMS) {
   const int i = (int)blockIdx.x;
   if (i >= count) return;
-  cule::transfer_state(*batch, ids[i], with_rng != 0, rows + (size_t)i * (uint32_t)row_bytes + offset, save != 0,
-                       threadIdx.x, blockDim.x);
+  const uint64_t digest = cule::transfer_state(*batch, ids[i], with_rng != 0,
+                                               rows + (size_t)i * (uint32_t)row_bytes + offset, save != 0,
+                                               threadIdx.x, blockDim.x);
+  if (save) cule::add_shared(digests + i, digest);
+}
+
+// The digests of rows [count, row_bytes] (payload_bytes from `offset` on),
+// one block per row, added to sums[i] (zeroed before the launch).
+CULE_KERNEL cule_row_digests(CULE_ROW_DIGESTS_PARAMS) {
+  const int i = (int)blockIdx.x;
+  if (i >= count) return;
+  cule::add_shared(sums + i, cule::row_digest(rows + (size_t)i * (uint32_t)row_bytes + offset,
+                                              (uint32_t)payload_bytes, threadIdx.x, blockDim.x));
+}
+
+// Before rows are loaded: faults[i], row i's first fault (state_check.hpp),
+// 0 if it may be loaded; with `sums` (cule_row_digests's) each must equal
+// the digest `expected[i]` too. One thread per row.
+CULE_KERNEL cule_check_rows(CULE_CHECK_ROWS_PARAMS) {
+  const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  faults[i] = sums && sums[i] != expected[i]
+                  ? cule::kStateDigest
+                  : cule::check_row<CULE_CART>(*batch, rows + (size_t)i * (uint32_t)row_bytes + offset, with_rng != 0);
 }
 
 // Forks: environment src[i]'s state onto dst[i], inside device memory.
-CULE_KERNEL cule_copy_state(const cule::BatchView* batch, const int32_t* src, const int32_t* dst, int32_t count,
-                            int32_t with_rng) {
+CULE_KERNEL cule_copy_state(CULE_COPY_STATE_PARAMS) {
   const int i = (int)blockIdx.x;
   if (i >= count) return;
   cule::fork_state(*batch, src[i], dst[i], with_rng != 0, threadIdx.x, blockDim.x);
 }
+#undef CULE_P
+#undef CULE_S

@@ -1,7 +1,7 @@
 // The host launch shim: the CUDA kernels (kernels.cu) compiled for the CPU,
 // grid and block as loops, so the tests run the kernels' own code on a
 // machine without a GPU. Each mapper's unit (cpp/host/mapper_unit.cpp)
-// includes kernels.cu once and lists its kernels here.
+// includes kernels.cu once and fills a Kernels table with its launchers.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +12,12 @@
 #include <utility>
 
 #include "cart/carts.hpp"
+#include "vector/kernel_abi.hpp"
 
 namespace cule::shim {
+
+// The SM count the launch geometry assumes on the shim by default: an H100's.
+constexpr int kShimSms = 132;
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -33,17 +37,30 @@ void launch(unsigned grid, unsigned block, Kernel kernel, Args... args) {
     }
 }
 
-// The kernels, in the order Kernels holds them; the Python side takes the
-// names from here (cule._core.kernel_names) for both launchers.
-#define CULE_KERNEL_LIST(X) \
-  X(cule_run) X(cule_render) X(cule_reset) X(cule_gather) X(cule_state_rows) X(cule_copy_state)
+// How an argument travels from Python (cule._core.kernel_signatures): a
+// device address, or a 32-bit integer. kernel_abi.hpp's lists use no other.
+enum class ArgKind : uint8_t { kPointer = 1, kInt32 = 2 };
+
+template <class T>
+constexpr ArgKind arg_kind() {
+  if constexpr (std::is_pointer<T>::value) {
+    return ArgKind::kPointer;
+  } else {
+    static_assert(std::is_same<T, int32_t>::value, "kernel parameters are pointers or int32_t");
+    return ArgKind::kInt32;
+  }
+}
+
+inline const char* arg_kind_name(ArgKind kind) { return kind == ArgKind::kPointer ? "pointer" : "int32"; }
 
 // A launch as the CUDA driver API takes one: the kernel's arguments as one
-// list, here 64-bit words (pointers as addresses), as Python passes them.
-using Launch = void (*)(unsigned grid, unsigned block, const uint64_t* args, size_t count);
+// list, here 64-bit words (pointers as addresses) with the kind Python gave
+// each, checked against the kernel's parameter types.
+using Launch = void (*)(unsigned grid, unsigned block, const uint64_t* args, const uint8_t* kinds, size_t count);
 
+// The kernels, in kernel_abi.hpp's order.
 struct Kernels {
-#define CULE_KERNEL_FIELD(name) Launch name;
+#define CULE_KERNEL_FIELD(name, tag) Launch name;
   CULE_KERNEL_LIST(CULE_KERNEL_FIELD)
 #undef CULE_KERNEL_FIELD
 };
@@ -61,10 +78,15 @@ template <auto Kernel>
 struct Launcher;
 template <class... Args, void (*Kernel)(Args...)>
 struct Launcher<Kernel> {
-  static void launch_words(unsigned grid, unsigned block, const uint64_t* args, size_t count) {
+  static void launch_words(unsigned grid, unsigned block, const uint64_t* args, const uint8_t* kinds, size_t count) {
     if (count != sizeof...(Args))
       throw std::invalid_argument("the kernel takes " + std::to_string(sizeof...(Args)) + " arguments, got " +
                                   std::to_string(count));
+    constexpr ArgKind expected[] = {arg_kind<Args>()...};
+    for (size_t i = 0; i < count; ++i)
+      if (kinds[i] != (uint8_t)expected[i])
+        throw std::invalid_argument("argument " + std::to_string(i) + " of the kernel is of kind " +
+                                    arg_kind_name(expected[i]) + ", got another kind");
     unpack(grid, block, args, std::index_sequence_for<Args...>{});
   }
   template <size_t... I>

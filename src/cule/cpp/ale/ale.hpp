@@ -1,6 +1,6 @@
 // ALE's input layer: how an action becomes the events Stella's controllers
 // read (environment/ale_state.cpp), and how the controllers put those events
-// on the chips' pins (emucore/Joystick.cxx, Paddles.cxx; CONSOLE_FACTS 5.3-5.5).
+// on the chips' pins (emucore/Joystick.cxx, Paddles.cxx, Switches.cxx).
 #pragma once
 
 #include "common.hpp"

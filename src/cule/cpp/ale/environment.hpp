@@ -1,8 +1,8 @@
 // ALE's StellaEnvironment for one environment: act() with sticky actions,
 // reset_game()'s sequence, pressSelect and softReset, the frame counters.
 // Host and device: the CPU backend loops over environments with it, the CUDA
-// kernels run it one thread per environment. Facts: ALE_FACTS.md, and
-// cule/games_catalogue.json's _meta.primitives.
+// kernels run it one thread per environment. Upstream: ALE 0.12.1's
+// src/ale/environment/stella_environment.cpp and ale_state.cpp.
 #pragma once
 
 #include "ale.hpp"

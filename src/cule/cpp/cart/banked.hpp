@@ -11,7 +11,7 @@ namespace cart {
 // consecutive hotspots ending at $xFF9. A hotspot is any access, read or
 // write, whose address & $FFF matches, at any mirror ($FFF8, $3FF8, ...); the
 // bank changes before a read returns, so a hotspot read yields the new bank's
-// byte (section 4.1).
+// byte (CartF8.cxx, CartF6.cxx: peek and poke).
 template <uint32_t kBanks, uint16_t kFirstHotspot, uint8_t kResetBank, bool kSuperChip>
 struct Banked {
   static constexpr uint32_t kRomBytes = kBanks * kBankBytes;
@@ -26,14 +26,14 @@ struct Banked {
   }
 
   // install() maps the reset bank already; SuperChip RAM stays unfilled until
-  // the first reset, which always comes before the CPU runs (section 4.4).
+  // the first reset, which always comes before the CPU runs (CartF8SC.cxx, CartF6SC.cxx).
   template <class Rng>
   CULE_HD static void power_on(CartState& s, Rng&) {
     s = CartState{};
     s.bank = kResetBank;
   }
 
-  // SuperChip RAM takes 128 draws, index order, low byte of each (section 2.4);
+  // SuperChip RAM takes 128 draws, index order, low byte of each (CartF8SC::reset, Random.cxx);
   // they follow the RIOT timer draw because the cart resets after the RIOT.
   template <class Rng>
   CULE_HD static void reset(CartState& s, Rng& rng, uint32_t) {
@@ -49,7 +49,7 @@ struct Banked {
     if (kSuperChip && offset >= 0x80 && offset < 0x100) return s.ram[offset & 0x7F];
     // Everything else, the write port $1000-$107F included, reads ROM: Stella
     // sends write-port reads to peek(), which returns the current bank's ROM
-    // byte and leaves the RAM alone (section 4.4).
+    // byte and leaves the RAM alone (CartF8SC::poke).
     check_hotspot(s, offset);
     return rom[s.bank * kBankBytes + offset];
   }
@@ -66,12 +66,13 @@ struct Banked {
   }
 
   CULE_HD static void rebase_cycles(CartState&, uint32_t) {}
+  CULE_HD static uint8_t check_state(const CartState& s) { return s.bank < kBanks ? kCartOk : kCartBadBank; }
 };
 
 }  // namespace cart
 
 // Reset banks: F8 1 (the "swapped" F8 md5s with reset bank 0 are not among
-// the 108 ROMs), F6 0, the SuperChip variants as their base (section 4.1).
+// the 108 ROMs), F6 0, the SuperChip variants as their base (each mapper's reset).
 struct CartF8 : cart::Banked<2, 0x0FF8, 1, false> {};
 struct CartF6 : cart::Banked<4, 0x0FF6, 0, false> {};
 struct CartF8SC : cart::Banked<2, 0x0FF8, 1, true> {};

@@ -11,6 +11,8 @@
 //   poke(s, rom, a, v, cycles)  CPU address (FE needs A13), `cycles` the
 //                             system clock at the access (DPC music needs it)
 //   rebase_cycles(s, cycles)  the system clock went back to 0 after `cycles`
+//   check_state(s)            a loaded state's fields that index the image:
+//                             kCartOk, or what is out of range (CartFault)
 // `rom` is the ROM image shared by every environment of a batch, read-only.
 //
 // Most cart reads are instruction fetches from plain ROM. A mapper names
@@ -65,6 +67,10 @@ struct CartState {
     copy_word(&music_fraction_bits[1], (const char*)&d + 4);
   }
 };
+
+// What check_state finds wrong in a state the mapper never makes (a damaged
+// or crafted saved state): values that would index outside the ROM image.
+enum CartFault : uint8_t { kCartOk = 0, kCartBadBank = 1, kCartBadFetchers = 2 };
 
 namespace cart {
 

@@ -1,6 +1,7 @@
 // The cartridge mappers of ALE's 108 ROMs, as Stella (vendored by ALE) maps
-// them: 2K 4K F8 F6 F8SC F6SC E0 FE DPC (facts: the console digest's
-// section 4; draws from the system RNG, section 2.4). This header includes
+// them: 2K 4K F8 F6 F8SC F6SC E0 FE DPC (Stella's Cart2K.cxx, Cart4K.cxx,
+// CartF8.cxx, ..., CartDPC.cxx; their reset draws from the system RNG,
+// Random.cxx). This header includes
 // them all; the interface they share is described in cart_state.hpp, and
 // mappers.inc lists them.
 #pragma once

@@ -6,7 +6,7 @@ namespace cule {
 
 // DPC (Pitfall II): two 4K program banks (hotspots $xFF8/$xFF9 as F8), a 2K
 // display ROM at image offset 8192 read through eight data fetchers, and an
-// 8-bit LFSR (section 4.6).
+// 8-bit LFSR (CartDPC.cxx).
 //
 // Which accesses reach the DPC device, and so clock its LFSR, in Stella:
 //  - reads: only $1000-$107F (fetcher registers) and $1FC0-$1FFF (hotspot
@@ -167,6 +167,16 @@ struct CartDPC {
   }
 
   CULE_HD static void rebase_cycles(CartState& s, uint32_t cycles) { s.music_cycles -= cycles; }
+  // Two banks; counters of 11 bits (they index the 2K display ROM); the
+  // music fraction left by update_music, in (-1, 1) (a NaN fails too), so
+  // the next update's truncation to int is defined.
+  CULE_HD static uint8_t check_state(const CartState& s) {
+    if (s.bank > 1) return kCartBadBank;
+    for (uint16_t c : s.counter)
+      if (c > 0x07FF) return kCartBadFetchers;
+    const double fraction = s.music_fraction();
+    return fraction > -1.0 && fraction < 1.0 ? kCartOk : kCartBadFetchers;
+  }
 };
 
 }  // namespace cule

@@ -7,7 +7,7 @@ namespace cule {
 // E0: four 1K windows. Hotspots $xFE0-$xFE7 / $xFE8-$xFEF / $xFF0-$xFF7 put
 // slice (a & 7) in window 0 / 1 / 2, on reads and writes; window 3 is fixed to
 // slice 7, which also holds the hotspots, so a hotspot read returns slice 7's
-// byte whatever it switched (section 4.5).
+// byte whatever it switched (CartE0.cxx).
 struct CartE0 {
   static constexpr uint32_t kRomBytes = 8192;
   // Four windows of different slices: no single base, so every read is a peek.
@@ -44,6 +44,9 @@ struct CartE0 {
     check_hotspot(s, cart::offset_of(address));
   }
   CULE_HD static void rebase_cycles(CartState&, uint32_t) {}
+  CULE_HD static uint8_t check_state(const CartState& s) {
+    return s.slice[0] < 8 && s.slice[1] < 8 && s.slice[2] < 8 ? kCartOk : kCartBadBank;
+  }
 };
 
 }  // namespace cule

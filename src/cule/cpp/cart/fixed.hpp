@@ -23,6 +23,7 @@ struct Fixed {
   CULE_HD static void reset(CartState&, Rng&, uint32_t) {}
   CULE_HD static void poke(CartState&, const uint8_t*, uint16_t, uint8_t, uint32_t) {}  // ROM
   CULE_HD static void rebase_cycles(CartState&, uint32_t) {}
+  CULE_HD static uint8_t check_state(const CartState&) { return kCartOk; }  // no field indexes the image
 };
 
 }  // namespace cart
@@ -43,7 +44,7 @@ struct Cart4K : cart::Fixed<4096> {
 // FE (Robotank): ALE ignores the $01FE/$01FF stack snooping of the real
 // hardware; the 4K half is chosen by A13 of the full 16-bit address alone,
 // A13 = 1 ($Fxxx) the first half of the file, A13 = 0 ($Dxxx) the second.
-// So the reset vector at $FFFC comes from the first half (section 4.5).
+// So the reset vector at $FFFC comes from the first half (CartFE.cxx).
 struct CartFE : cart::Fixed<8192> {
   CULE_HD static uint8_t peek(CartState&, const uint8_t* rom, uint16_t address, uint32_t) {
     return rom[cart::offset_of(address) + ((address & 0x2000) ? 0 : cart::kBankBytes)];

@@ -1,6 +1,7 @@
 // The 6507 as ALE runs it: Stella's "low compatibility" 6502 core (M6502Low).
 //
-// Facts this file encodes (CONSOLE_FACTS.md, section 1):
+// What this file reproduces (Stella's M6502Low.cxx and the M6502.m4 opcode
+// definitions it includes, as vendored by ALE 0.12.1):
 //  - the whole instruction's base cycles are charged right after the opcode
 //    fetch, so every later bus access sees end-of-instruction time;
 //  - +1 cycle when a read through abs,X / abs,Y / (zp),Y crosses a page, charged

@@ -1,5 +1,5 @@
 // The 6532 RIOT as ALE's Stella (M6532.cxx) runs it: 128 bytes of RAM, the
-// interval timer and the two ports (CONSOLE_FACTS.md section 3).
+// interval timer and the two ports (M6532::peek, M6532::poke, M6532::reset).
 #pragma once
 
 #include "common.hpp"

@@ -1,7 +1,8 @@
 // The TIA as ALE 0.12.1's Stella-2.x TIA (emucore/TIA.cxx) behaves: a lazy
 // renderer that catches the picture up to the current colour clock on every
-// TIA access, then applies the access. Facts: TIA_FACTS.md;
-// section numbers below refer to it.
+// TIA access, then applies the access. Upstream: the TIA of Stella 2.x that
+// ALE 0.12.1 vendors (src/ale/emucore/TIA.cxx); the functions and tables
+// named below are its own.
 //
 // One register decoder (`poke`) serves both phases of a frame: the state
 // update, which may skip pixel output (`frame == nullptr`) but keeps every
@@ -12,7 +13,7 @@
 
 namespace cule {
 
-constexpr int kClocksPerLine = 228;  // colour clocks per scanline (1.1)
+constexpr int kClocksPerLine = 228;  // colour clocks per scanline: HBLANK 68 + 160 pixels (TIA.cxx)
 constexpr int kHBlankClocks = 68;    // horizontal blank; 160 visible pixels follow
 constexpr int kScreenWidth = 160;
 constexpr int32_t kNoVsyncFinish = 0x7FFFFFFF;
@@ -21,8 +22,8 @@ constexpr int32_t kNoVsyncFinish = 0x7FFFFFFF;
 #define CULE_TIA_CONFIG_FIELDS(X)                                               \
   X(uint16_t, ystart)        /* Display.YStart: first scanline of the window */ \
   X(uint16_t, height)        /* Display.Height (250 when PAL) */                \
-  X(uint16_t, max_scanlines) /* 290 NTSC, 342 PAL (2.2b) */                     \
-  X(uint8_t, color_loss)     /* PAL colour loss (2.6) */                        \
+  X(uint16_t, max_scanlines) /* 290 NTSC, 342 PAL (the cap in TIA::poke) */     \
+  X(uint8_t, color_loss)     /* PAL colour loss (TIA::startFrame) */            \
   X(uint8_t, hmove_blanks)   /* Emulation.HmoveBlanks */
 
 struct TiaConfig {
@@ -44,7 +45,7 @@ struct ObjectMask {
 
 enum MaskKind : uint8_t { kMaskNormal = 0, kMaskSkipFirstCopy = 1, kMaskDisabled = 2 };
 
-// Enabled-object bits (3.3); score and priority share the byte with them.
+// Enabled-object bits (TIA::updateFrameScanline); score and priority share the byte with them.
 enum : uint8_t {
   kP0Bit = 0x01, kM0Bit = 0x02, kP1Bit = 0x04, kM1Bit = 0x08,
   kBLBit = 0x10, kPFBit = 0x20, kScoreBit = 0x40, kPriorityBit = 0x80
@@ -56,7 +57,7 @@ using PlayfieldBits = uint32_t[6];
 
 #define CULE_TIA_FIELDS(X)                                                                                  \
   X(TiaConfig, config)                                                                                      \
-  /* Colour clocks relative to the system clock, rebased every frame (1.3). */                              \
+  /* Colour clocks relative to the system clock, rebased every frame (TIA::systemCyclesReset). */           \
   X(int32_t, frame_start_clock)                                                                             \
   X(int32_t, start_display_clock)                                                                           \
   X(int32_t, stop_display_clock)                                                                            \
@@ -67,7 +68,7 @@ using PlayfieldBits = uint32_t[6];
   X(int32_t, dump_disabled_cycle) /* CPU cycles */                                                          \
   X(int32_t, scanline_count_last_frame)                                                                     \
   X(int32_t, current_scanline)                                                                              \
-  X(uint32_t, pf)          /* 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (4.1) */                             \
+  X(uint32_t, pf)          /* 20 bits: PF0 D7-D4, PF1 D0-D7, PF2 D0-D7 (computePlayfieldMaskTable) */       \
   X(uint32_t, pf_bits_key) /* pf | reflected << 20 that pf_bits was built from; ~0 = stale */               \
   X(PlayfieldBits, pf_bits) /* the playfield's pixels for that key */                                       \
   X(uint32_t, frame_pixel) /* the frame pointer, as an index into the buffer */                             \
@@ -132,7 +133,7 @@ CULE_HD int wrap160(int v) {
   return v < 0 ? v + 160 : v;
 }
 
-// Copy offsets of the 8 NUSIZ modes (4.2); modes 5 and 7 are one wide copy.
+// Copy offsets of the 8 NUSIZ modes (computePlayerMaskTable); modes 5 and 7 are one wide copy.
 CULE_HD bool in_copy(int mode, int d, int width) {
   if (d < width) return true;
   switch (mode) {
@@ -196,7 +197,7 @@ CULE_HD uint64_t shared_pixels(uint64_t a, uint64_t b, uint64_t c, uint64_t d, u
   return twos | (ones & f);
 }
 
-// The copies of an 8-pixel pattern that the NUSIZ modes (4.2) place at +0,
+// The copies of an 8-pixel pattern that the NUSIZ modes (computePlayerMaskTable) place at +0,
 // +16, +32 and +64 pixels; modes 5 and 7 are one wide copy. The first three
 // fit one 40-pixel pattern, placed at once.
 CULE_HD void place_copies(LineBits& b, uint64_t pattern, int pos, int mode, bool skip_first) {
@@ -262,7 +263,7 @@ CULE_HD uint64_t widen4(uint32_t bits) {
   return v * 0xF;
 }
 
-// The playfield's 160 pixels (4.1). Shown from the left: PF0 D4-D7, PF1
+// The playfield's 160 pixels (computePlayfieldMaskTable). Shown from the left: PF0 D4-D7, PF1
 // D7-D0, PF2 D0-D7 (pf holds PF1 D0 at bit 4, so its byte is reversed); the
 // right half repeats that order, or mirrors it when reflected.
 CULE_HD LineBits playfield_bits(uint32_t pf, bool reflected) {
@@ -359,7 +360,7 @@ CULE_HD LineBits bits_and_not(const LineBits& a, const LineBits& b) {
   return LineBits{{a.w[0] & ~b.w[0], a.w[1] & ~b.w[1], a.w[2] & ~b.w[2]}};
 }
 
-// Draws `count` pixels from pixel x of the current line (3.3): latches the
+// Draws `count` pixels from pixel x of the current line (TIA::updateFrameScanline): latches the
 // collisions of every pixel and, when frame is not null, writes the colours
 // Stella's priority encoder picks. The frame pointer's row holds pixel x at
 // frame_pixel.
@@ -410,7 +411,7 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   const LineBits left = span_bits(0, 80), right = span_bits(80, 80);
   if ((objects & 0x3F) == kPFBit) {
     // Stella's PF-only fast path uses score colours even with priority set,
-    // where its general encoder would give COLUPF (3.3, "Fast paths").
+    // where its general encoder would give COLUPF (TIA::updateFrameScanline's fast paths).
     if (score) {
       paint(line, pf, bits_and_not(piece, right), t.colup0);
       paint(line, pf, bits_and_not(piece, left), t.colup1);
@@ -441,7 +442,7 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   paint(line, p0m0, piece, t.colup0);
 }
 
-// End-of-line bookkeeping, done only on window lines (3.1 step 5).
+// End-of-line bookkeeping, done only on window lines (the end of TIA::updateFrame's line loop).
 CULE_HD void end_of_line(Tia& t) {
   t.pf_reflected = t.ctrlpf & 0x01;
   rebuild_player_masks(t);
@@ -457,7 +458,7 @@ CULE_HD void end_of_line(Tia& t) {
   }
 }
 
-// updateFrame: make the picture final up to colour clock `clock` (3.1).
+// updateFrame: make the picture final up to colour clock `clock` (TIA::updateFrame).
 CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
   if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
     return;
@@ -466,7 +467,7 @@ CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
     int h = kClocksPerLine - t.clocks_to_end_of_line;
     int count;
     // Strict '>': a target exactly at a line end leaves clocks_to_end_of_line
-    // at 0, deferring the end-of-line work to the next call (3.1).
+    // at 0, deferring the end-of-line work to the next call (TIA::updateFrame).
     if (clock > t.last_update_clock + t.clocks_to_end_of_line) {
       count = t.clocks_to_end_of_line;
       t.clocks_to_end_of_line = kClocksPerLine;
@@ -483,7 +484,7 @@ CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
     }
     const uint32_t piece_start = t.frame_pixel;
     // A reset during a partial frame leaves lastUpdate at the frame's line 0
-    // (2.7), so Stella draws up to YStart lines more than the window into
+    // (TIA::reset, TIA::frameReset), so Stella draws up to YStart lines more than the window into
     // its 300-row buffer, below the rows anyone reads. Our buffer is the
     // window alone: those pixels are dropped (collisions still latch).
     const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
@@ -516,7 +517,7 @@ CULE_HD int hpos_of(const Tia& t, int32_t clock) {
   return (int)((uint32_t)clock_sub(clock, t.frame_start_clock) % kClocksPerLine);
 }
 
-// RESPx: the relation of the new position to the copies of the old (4.2):
+// RESPx: the relation of the new position to the copies of the old (computePlayerPositionResetWhenTable):
 // -1 in the 4 clocks before a copy starts, +1 while a copy is drawn, else 0.
 CULE_HD int player_reset_when(int mode, int old_pos, int new_pos) {
   const int d = wrap160(new_pos - old_pos);
@@ -572,7 +573,7 @@ CULE_HD int hmove_motion_within_line(int i, int n, int signed_motion) {
   return (n - 8) >= s + 8 ? -((n - 8) - (s + 8) + 1) : 0;
 }
 
-// The motion applied by HMOVE at CPU cycle-in-line i for nibble n (4.6).
+// The motion applied by HMOVE at CPU cycle-in-line i for nibble n (ourCompleteMotionTable).
 // Kernels write HMOVE right after WSYNC, so the first case is the common one.
 CULE_HD int hmove_motion(int i, int n) {
   const int signed_motion = n < 8 ? -n : 16 - n;  // S: -(signed nibble)
@@ -599,7 +600,7 @@ enum Read : uint8_t {
 };
 }  // namespace reg
 
-// Applies a TIA register write (3.2 and 4). `cycles` is the system clock at
+// Applies a TIA register write (TIA::poke). `cycles` is the system clock at
 // the end of the writing instruction. Stella first draws the picture up to
 // the write's clock plus the register's delay, then applies the write. A
 // write that changes nothing the drawing reads (WSYNC, audio, motion
@@ -615,7 +616,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
   const int32_t clock = (int32_t)(cycles * 3);
   // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
   if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
-    result.ends = kEndsFrame;  // scanline cap: the write itself still applies (2.2b)
+    result.ends = kEndsFrame;  // scanline cap: the write itself still applies (the cap in TIA::poke)
     t.partial_frame = 0;
   }
   // Owes the catch-up to clock + delay; draws it now when the write changes the picture.
@@ -644,7 +645,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       }
       t.vblank = value;
       break;
-    case reg::WSYNC:  // halts only after a read cycle (1.4)
+    case reg::WSYNC:  // halts only after a read cycle (TIA::poke WSYNC; M6502's last access)
       catch_up(0, false);
       result.ends |= kEndsLine;
       if (last_access_was_read) {
@@ -715,7 +716,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
           make_mask(new_pos, mode, 0, when == -1 ? kMaskNormal : kMaskSkipFirstCopy);
       break;
     }
-    case reg::RESM0: {  // with Stella's Dolphin hack (4.5)
+    case reg::RESM0: {  // with Stella's Dolphin hack (TIA::poke RESM0)
       catch_up(8, true);
       const int h = hpos_of(t, clock);
       t.pos_m0 = (int16_t)(h < kHBlankClocks ? 2 : (h - kHBlankClocks + 4) % 160);
@@ -838,7 +839,7 @@ CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t nois
   if (r == kMinResistance) return 0x80 | noise;  // charged at once, even while dumped
   if (r == kMaxResistance || t.dump_enabled) return noise;
   const uint32_t needed = (uint32_t)((1.6 * r * 0.01E-6) * 1.19E6);
-  // Unsigned on purpose: a release in an earlier frame can wrap (CONSOLE_FACTS trap 13).
+  // Unsigned on purpose: a release in an earlier frame can wrap (TIA::peek's INPT0-3 dump timing).
   return cycles > (uint32_t)t.dump_disabled_cycle + needed ? (uint8_t)(0x80 | noise) : noise;
 }
 
@@ -868,7 +869,7 @@ CULE_REGISTER_ACCESS uint8_t peek(Tia& t, uint8_t* frame, uint16_t address, uint
 // still owe the picture, once they stop.
 CULE_HD void settle(Tia& t, uint8_t* frame, int32_t due) { render_to(t, frame, due); }
 
-// TIA::reset then frameReset (2.7): everything to zero, masks at position 0.
+// TIA::reset then TIA::frameReset: everything to zero, masks at position 0.
 CULE_HD void reset(Tia& t, const TiaConfig& config, uint32_t cycles) {
   const uint8_t keep_partial = t.partial_frame;  // reset() never touches it
   const uint8_t keep_buffer = t.current_buffer;
@@ -902,7 +903,7 @@ CULE_HD void rebase_cycles(Tia& t, uint32_t cycles) {
   t.last_hmove_clock = (int32_t)((uint32_t)t.last_hmove_clock - clocks);
 }
 
-// The second half of startFrame (2.3), after the console rebased every
+// The second half of TIA::startFrame, after the console rebased every
 // device and zeroed the clock: line 0 begins `phase` clocks ago.
 CULE_HD void begin_frame(Tia& t, uint32_t phase) {
   t.current_buffer ^= 1;
@@ -927,7 +928,7 @@ CULE_HD uint32_t scanlines(const Tia& t, uint32_t cycles) {
 }
 
 // A frame the CPU did not finish within its instruction budget is greyed
-// once from the current line down (2.1 step 6).
+// once from the current line down (TIA::update).
 CULE_HD void grey_out(const Tia& t, uint8_t* frame, uint32_t cycles) {
   if (!frame) return;
   uint32_t line = scanlines(t, cycles);

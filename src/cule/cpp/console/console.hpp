@@ -1,6 +1,6 @@
 // The console: one environment's machine state, the 6507's bus, and ALE's
-// frame loop (TIA::update). Facts: CONSOLE_FACTS.md sections 2 and 5,
-// TIA_FACTS.md section 2.
+// frame loop (TIA::update). Upstream: Stella's System.cxx, Console.cxx and
+// TIA.cxx as ALE 0.12.1 vendors them.
 #pragma once
 
 #include "cart/carts.hpp"
@@ -176,7 +176,7 @@ CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* direct, Cpu
   return w;
 }
 
-// The 2600's 13-bit address map (CONSOLE_FACTS 2.2): A12 selects the
+// The 2600's 13-bit address map (System.cxx, the devices' install()): A12 selects the
 // cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
 // The clock, the data-bus latch, the picture's catch-up target and the halt
 // bits belong to the bus while an instruction loop runs (write_back() returns
@@ -384,7 +384,7 @@ CULE_HD void reset_cycles(Machine& m) {
   m.cycles = 0;
 }
 
-// System::reset (CONSOLE_FACTS 2.3): clocks, then RIOT, TIA, cartridge,
+// System::reset: clocks, then RIOT, TIA, cartridge,
 // then the CPU reads the reset vector.
 template <class Cart>
 CULE_HD void system_reset(Machine& m, const RomView& rom, const TiaConfig& tia_config, uint8_t* buffers) {
@@ -409,7 +409,7 @@ CULE_HD void start_frame(Machine& m) {
   tia::begin_frame(m.tia, phase);
 }
 
-// One ALE frame: TIA::update (TIA_FACTS 2.1). `buffers` may be null when
+// One ALE frame: TIA::update. `buffers` may be null when
 // nobody will look at this frame; everything but the pixels still happens.
 // With a recorder, the pixels are left to a later tia::replay of what it
 // records.
@@ -465,7 +465,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   }
 }
 
-// The Console constructor (CONSOLE_FACTS 5.1-5.2): RAM from the system RNG,
+// The Console constructor (Console.cxx): RAM from the system RNG,
 // the RIOT's own reset, cartridge power-on state; then, unless the format is
 // fixed, 60 NTSC frames decide PAL: at least 15 of frames 30-59 longer than
 // 285 lines. Returns whether the ROM runs as PAL. Ends with System::reset

@@ -17,6 +17,7 @@
 #include "vector/preprocess.hpp"
 #include "chips/render_log.hpp"
 #include "vector/vector.hpp"
+#include "vector/state_check.hpp"
 
 namespace cule::bindings {
 namespace {
@@ -144,6 +145,15 @@ void bind_lanes(py::module_& m) {
   }, py::arg("lane_bytes"), py::arg("item_bytes"), py::arg("lanes"), py::arg("count"),
      "The inverse of to_lanes: `count` structs, one after another.");
   m.attr("batch_view_bytes") = sizeof(cule::BatchView);
+  py::list faults;  // a fault code k > 0 is faults[k - 1] (vector/state_check.hpp)
+#define CULE_FAULT_TUPLE(name, part, field, rule) faults.append(py::make_tuple(#name, part, field, rule));
+  CULE_STATE_FAULTS(CULE_FAULT_TUPLE)
+#undef CULE_FAULT_TUPLE
+  m.attr("state_faults") = faults;
+  py::dict checked;  // name -> (part, offset in the part, bytes) of each field the checks read
+  for (const cule::CheckedField& f : cule::kCheckedFields)
+    checked[f.name] = py::make_tuple(cule::kStatePartNames[f.part], f.offset, f.bytes);
+  m.attr("state_checked_fields") = checked;
   m.attr("ref_env_bits") = cule::kRefEnvBits;  // environment references (vector.hpp env_ref)
   m.attr("max_ref_batches") = cule::kMaxRefBatches;
   m.attr("machine_slot_bytes") = sizeof(cule::MachineSlot);
@@ -159,9 +169,15 @@ void bind_lists(py::module_& m) {
     games.append(cule::kGameNames[i]);
     units[cule::kGameNames[i]] = cule::kGameUnits[i];
   }
-#define CULE_MAPPER(name, Type) mappers.append(#name);
+  py::dict mapper_types, step_policies;  // what a kernel build compiles in: -DCULE_CART=..., -DCULE_STEP=...
+#define CULE_MAPPER(name, Type) mappers.append(#name), mapper_types[#name] = "cule::" #Type;
 #include "cart/mappers.inc"
 #undef CULE_MAPPER
+#define CULE_STEP_POLICY(gymnasium, Policy) step_policies[py::bool_(gymnasium)] = "cule::" #Policy;
+  CULE_STEP_POLICIES(CULE_STEP_POLICY)
+#undef CULE_STEP_POLICY
+  m.attr("mapper_types") = mapper_types;
+  m.attr("step_policies") = step_policies;
   m.attr("games") = games;
   m.attr("game_units") = units;
   m.def("legal_actions", [](const std::string& game) {

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,18 +52,49 @@ std::unique_ptr<cule::Emulator> make_emulator(py::bytes image, const std::string
                                           repeat_action_probability, max_num_frames_per_episode);
 }
 
-// save_states / load_states: rows [count, row_bytes] for `ids`.
-void state_rows(cule::Emulator& e, const Ids& ids, Bytes& rows, size_t offset, bool with_rng, bool save) {
+// save_states / load_states: rows [count, row_bytes] for `ids`; a save returns the rows' digests. The rows
+// must be the caller's own uint8 C-contiguous array (a save into a converted copy would be lost).
+py::object state_rows(cule::Emulator& e, const Ids& ids, py::array rows, size_t offset, bool with_rng, bool save) {
+  if (!rows.dtype().is(py::dtype::of<uint8_t>()) || !(rows.flags() & py::array::c_style) || !rows.writeable())
+    throw std::invalid_argument("rows must be a writable, C-contiguous uint8 array");
   if (ids.ndim() != 1 || rows.ndim() != 2 || rows.shape(0) != ids.shape(0))
     throw std::invalid_argument("rows (uint8) need shape [count, row_bytes], one row per listed environment");
-  uint8_t* data = rows.mutable_data();
+  uint8_t* data = static_cast<uint8_t*>(rows.mutable_data());
   const size_t row_bytes = (size_t)rows.shape(1);
-  py::gil_scoped_release release;
-  if (save) {
-    e.save_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng);
-  } else {
-    e.load_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng);
+  if (!save) {
+    {
+      py::gil_scoped_release release;
+      e.load_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng);
+    }
+    return py::none();
   }
+  py::array_t<uint64_t> digests(ids.size());
+  uint64_t* out = digests.mutable_data();
+  {
+    py::gil_scoped_release release;
+    e.save_states(ids.data(), (int)ids.size(), data, row_bytes, offset, with_rng, out);
+  }
+  return std::move(digests);
+}
+
+using Digests = std::optional<py::array_t<uint64_t, py::array::c_style | py::array::forcecast>>;
+
+// check_states: each row's first fault (0: none), reading the rows only.
+py::array_t<int32_t> check_states(cule::Emulator& e, py::array_t<uint8_t, py::array::c_style> rows, size_t offset,
+                                  bool with_rng, Digests digests) {
+  if (rows.ndim() != 2) throw std::invalid_argument("rows (uint8) need shape [count, row_bytes]");
+  const int count = (int)rows.shape(0);
+  if (digests && (digests->ndim() != 1 || digests->shape(0) != count))
+    throw std::invalid_argument("digests (uint64) need one entry per row");
+  py::array_t<int32_t> faults(count);
+  int32_t* out = faults.mutable_data();
+  const uint8_t* data = rows.data();
+  const uint64_t* expected = digests ? digests->data() : nullptr;
+  {
+    py::gil_scoped_release release;
+    e.check_states(data, count, (size_t)rows.shape(1), offset, with_rng, expected, out);
+  }
+  return faults;
 }
 
 
@@ -71,8 +103,18 @@ void configure_vector(cule::Emulator& e, Bytes rgb, Bytes gray, const py::kwargs
     throw std::invalid_argument("palettes must be uint8 [256, 3] (RGB) and [256] (gray)");
   cule::VectorOptions o;
   size_t known = 0;
-#define CULE_OPTION(type, name, value, meaning) \
-  if (settings.contains(#name)) o.name = (type)settings[#name].cast<int64_t>(), ++known;
+  // A value its field cannot hold is refused, not truncated.
+  auto fit = [](const char* name, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi)
+      throw py::value_error(std::string("configure_vector: ") + name + " = " + std::to_string(v) + " is outside [" +
+                            std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+  };
+#define CULE_OPTION(type, name, value, meaning)                                                               \
+  if (settings.contains(#name))                                                                               \
+    o.name = (type)fit(#name, settings[#name].cast<int64_t>(), (int64_t)std::numeric_limits<type>::min(),       \
+                       (int64_t)std::numeric_limits<type>::max()),                                            \
+    ++known;
 #include "vector/vector_options.inc"
 #undef CULE_OPTION
   if (known != settings.size())
@@ -265,14 +307,20 @@ void bind_states(EmulatorClass& c) {
            "The parts of a state row in order, as (name, bytes): the console, ALE's state, the sticky-action RNG "
            "(with_rng), the vector env's state and results, the TIA buffers, the captures, the stack and its index, "
            "SameStep's final stack.")
-      .def("save_states", [](cule::Emulator& e, Ids ids, Bytes rows, size_t offset, bool with_rng) {
-        state_rows(e, ids, rows, offset, with_rng, true);
+      .def("save_states", [](cule::Emulator& e, Ids ids, py::array rows, size_t offset, bool with_rng) {
+        return state_rows(e, ids, rows, offset, with_rng, true);
       }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
-         "Copies the listed environments' states into rows [count, row_bytes], each from byte `offset` on.")
-      .def("load_states", [](cule::Emulator& e, Ids ids, Bytes rows, size_t offset, bool with_rng) {
+         "Copies the listed environments' states into rows [count, row_bytes], each from byte `offset` on; "
+         "returns each row's digest (uint64 [count]: the sum of its payload's 32-bit words).")
+      .def("load_states", [](cule::Emulator& e, Ids ids, py::array rows, size_t offset, bool with_rng) {
         state_rows(e, ids, rows, offset, with_rng, false);
       }, py::arg("ids"), py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
-         "Puts states saved by save_states back into the listed environments.")
+         "Puts states saved by save_states back into the listed environments (each id once); refuses them all, "
+         "loading none, if one fails check_states's field checks.")
+      .def("check_states", &check_states, py::arg("rows"), py::arg("offset"), py::arg("with_rng"),
+           py::arg("digests") = py::none(),
+           "Each row's first fault (int32 [count]): 0 if it may be loaded, else 1 + its index in "
+           "cule._core.state_faults; with digests (uint64 [count]) a row must also sum to its digest.")
       .def("copy_states", [](cule::Emulator& e, Ids src, Ids dst, bool with_rng) {
         if (src.ndim() != 1 || dst.ndim() != 1 || src.size() != dst.size())
           throw std::invalid_argument("src and dst (int32) need one entry per fork");
@@ -373,6 +421,11 @@ void bind_emulator(py::module_& m) {
         py::arg("same_step"), py::arg("pool") = nullptr,
         "Emulator.results for several emulators into one batch: emulator k's environments ids[k] at batch positions "
         "positions[k] (int32, or None for 0, 1, ...), copied on the pool's threads (None: this thread).");
+  py::list batch_arrays;  // the names a device backend keeps a batch's arrays under
+#define CULE_ARRAY_NAME(name, field, storage) batch_arrays.append(#name);
+  CULE_BATCH_ARRAYS(CULE_ARRAY_NAME)
+#undef CULE_ARRAY_NAME
+  m.attr("batch_arrays") = batch_arrays;
   bind_console(c);
   bind_vector(c);
   bind_states(c);

@@ -24,6 +24,24 @@
 #include "vector/state_rows.hpp"
 #include "vector/vector.hpp"
 
+// Every array a BatchView points at, by the name a device backend keeps it
+// under (cule._core.batch_arrays): X(name, the BatchView's field, the
+// emulator's storage for it). BasicEmulator::walk_arrays expands it.
+#define CULE_BATCH_ARRAYS(X)                                                                          \
+  X(image, b.rom.image, image_) X(rng_draws, b.rom.rng_draws, rng_draws_) X(power_on, b.power_on, power_on_) \
+  X(palette_rgb, b.palette_rgb, palette_rgb_) X(palette_gray, b.palette_gray, palette_gray_)          \
+  X(taps, taps, taps_) X(cache_machines, b.cache.machines, cache_machines_)                           \
+  X(cache_envs, b.cache.envs, cache_envs_) X(cache_screens, b.cache.screens, cache_screens_)          \
+  X(cache_frames, b.cache.first_frames, cache_frames_) X(machines, b.machines, machines_)             \
+  X(envs, b.envs, envs_) X(rngs, b.rngs, rngs_) X(vstates, b.vstates, vstates_)                      \
+  X(results, b.results, results_) X(buffers, b.buffers, buffers_) X(raw, b.raw, raw_)                 \
+  X(stacks, b.stacks, stacks_) X(stack_index, b.stack_index, stack_index_)                           \
+  X(final_stacks, b.final_stacks, final_) X(scratch, b.scratch, scratch_)                             \
+  X(resize_memo, b.resize_memo, memo) X(saved_machines, b.saved_machines, saved_machines_)            \
+  X(saved_envs, b.saved_envs, saved_envs_) X(saved_rngs, b.saved_rngs, saved_rngs_)                   \
+  X(render_logs, b.logs, logs) X(log_frames, b.log_frames, frames) X(log_accesses, b.log_accesses, accesses) \
+  X(reset_list, b.reset_list, resets) X(reset_count, b.reset_count, reset_count)
+
 namespace cule {
 
 // A batch of N environments of one ROM on the CPU: the arrays a BatchView
@@ -121,6 +139,7 @@ class BasicEmulator {
     cache_envs_.clear();
     cache_screens_.clear();
     cache_frames_.clear();
+    configured_ = true;
   }
   size_t stacked_bytes() const { return (size_t)opt_.stack_num * obs_bytes_; }
 
@@ -252,7 +271,7 @@ class BasicEmulator {
   // whole batch.
   BatchRun prepare_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds,
                        bool force_reset) {
-    for (int i = 0; i < count; ++i) check(ids[i]);
+    check_ids(ids, count, true);
     if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
     BatchRun r{view(), nullptr, ids, actions, seeds, force_reset};
     with_step_policy(r.view.opt, [&](auto step) { r.run = ops_.run(step); });
@@ -280,7 +299,7 @@ class BasicEmulator {
     void operator()(int i) const { EnvFrames{view, ids[i]}.gather(positions ? positions[i] : i, out); }
   };
   BatchGather prepare_gather(const int32_t* ids, int count, const StepOutputs& out, const int32_t* positions) {
-    for (int i = 0; i < count; ++i) check(ids[i]);
+    check_ids(ids, count, false);
     return BatchGather{view(), ids, positions, out};
   }
 
@@ -294,20 +313,49 @@ class BasicEmulator {
   // The parts of a row in order, (name, bytes): where two rows differ, which part that is.
   std::vector<std::pair<std::string, uint32_t>> state_layout(bool with_rng) {
     StatePart parts[kMaxStateParts];
-    const char* names[kMaxStateParts];
-    const int n = state_parts(view(), 0, with_rng, parts, names);
+    const int n = state_parts(view(), 0, with_rng, parts);
     std::vector<std::pair<std::string, uint32_t>> layout;
-    for (int k = 0; k < n; ++k) layout.emplace_back(names[k], parts[k].bytes);
+    for (int k = 0; k < n; ++k) layout.emplace_back(kStatePartNames[parts[k].id], parts[k].bytes);
     return layout;
   }
-  void save_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng) {
-    transfer_states(ids, count, rows, row_bytes, offset, with_rng, true);
+  // A save writes each row's digest (state_rows.hpp row_digest) to digests[i].
+  void save_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng,
+                   uint64_t* digests) {
+    transfer_states(ids, count, rows, row_bytes, offset, with_rng, true, digests);
   }
+  // Refuses every row if one fails check_row (std::invalid_argument naming
+  // the row and the fault), else loads them all.
   void load_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng) {
-    transfer_states(ids, count, rows, row_bytes, offset, with_rng, false);
+    std::vector<int32_t> faults(count);
+    check_states(rows, count, row_bytes, offset, with_rng, nullptr, faults.data());
+    for (int i = 0; i < count; ++i)
+      if (faults[i] != kStateOk)
+        throw std::invalid_argument("state row " + std::to_string(i) + " fails its check (" +
+                                    kStateFaultNames[faults[i] - 1] + "); no row was loaded");
+    transfer_states(ids, count, rows, row_bytes, offset, with_rng, false, nullptr);
+  }
+  // load_states without the check: what a damaged row would do unchecked.
+  // Only the fuzzer's canary calls it; it is not bound to Python.
+  void load_states_unchecked(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset,
+                             bool with_rng) {
+    transfer_states(ids, count, rows, row_bytes, offset, with_rng, false, nullptr);
+  }
+  // faults[i]: row i's first fault (state_check.hpp StateFault), kStateOk if
+  // it may be loaded. With `digests`, each row's payload must sum to
+  // digests[i] too. Reads the rows only.
+  void check_states(const uint8_t* rows, int count, size_t row_bytes, size_t offset, bool with_rng,
+                    const uint64_t* digests, int32_t* faults) {
+    const uint32_t bytes = check_row_size(row_bytes, offset, with_rng);
+    const BatchView b = view();
+    for (int i = 0; i < count; ++i) {
+      const uint8_t* payload = rows + i * row_bytes + offset;
+      faults[i] = digests && row_digest(payload, bytes) != digests[i] ? kStateDigest
+                                                                       : ops_.check_row(b, payload, with_rng);
+    }
   }
   // Forks: src[i]'s state onto dst[i], in order.
   void copy_states(const int32_t* src, const int32_t* dst, int count, bool with_rng) {
+    require_configured();
     for (int i = 0; i < count; ++i) check(src[i]), check(dst[i]);
     const BatchView b = view();
     for (int i = 0; i < count; ++i) fork_state(b, src[i], dst[i], with_rng, 0, 1);
@@ -327,17 +375,42 @@ class BasicEmulator {
 
  private:
   uint32_t frame_bytes() const { return (uint32_t)rom_.tia.height * kScreenWidth; }
+  void require_configured() const {
+    if (!configured_) throw std::logic_error("configure_vector() first: the batch has no observation pipeline yet");
+  }
+  // The ids of one call: in range, and (for a run, whose environments step on
+  // several threads at once) none twice.
+  void check_ids(const int32_t* ids, int count, bool distinct) const {
+    require_configured();
+    std::vector<uint8_t> seen(distinct ? n_ : 0);
+    for (int i = 0; i < count; ++i) {
+      check(ids[i]);
+      if (distinct && seen[ids[i]]++) throw std::invalid_argument("env id " + std::to_string(ids[i]) + " listed twice");
+    }
+  }
+  // A row's payload (`offset` on, in rows `row_bytes` long) must fit: no sum that could wrap.
+  uint32_t check_row_size(size_t row_bytes, size_t offset, bool with_rng) {
+    require_configured();
+    const uint32_t bytes = state_bytes(with_rng);
+    if (offset > row_bytes || bytes > row_bytes - offset)
+      throw std::invalid_argument("state rows of " + std::to_string(row_bytes) + " bytes cannot hold a " +
+                                  std::to_string(bytes) + "-byte state from byte " + std::to_string(offset));
+    return bytes;
+  }
   int check(int env) const {
     if (env < 0 || env >= n_) throw std::out_of_range("env index " + std::to_string(env) + " out of range");
     return env;
   }
 
   void transfer_states(const int32_t* ids, int count, uint8_t* rows, size_t row_bytes, size_t offset, bool with_rng,
-                       bool save) {
-    for (int i = 0; i < count; ++i) check(ids[i]);
-    if (offset + state_bytes(with_rng) > row_bytes) throw std::invalid_argument("a state row is too short");
+                       bool save, uint64_t* digests) {
+    check_row_size(row_bytes, offset, with_rng);
+    check_ids(ids, count, !save);  // a state saved twice is fine; two loaded into one environment are not
     const BatchView b = view();
-    for (int i = 0; i < count; ++i) transfer_state(b, ids[i], with_rng, rows + i * row_bytes + offset, save, 0, 1);
+    for (int i = 0; i < count; ++i) {
+      const uint64_t digest = transfer_state(b, ids[i], with_rng, rows + i * row_bytes + offset, save, 0, 1);
+      if (digests) digests[i] = digest;
+    }
   }
 
   template <class F>
@@ -403,38 +476,11 @@ class BasicEmulator {
     NoField taps;
     DeviceOnly logs{(size_t)n_ * sizeof(RenderLog)}, frames{(size_t)n_ * log_frames_ * sizeof(FrameRecord)},
         accesses{lane_padded_envs() * log_accesses_ * sizeof(TiaAccess)};
-    f("image", b.rom.image, image_);
-    f("rng_draws", b.rom.rng_draws, rng_draws_);
-    f("power_on", b.power_on, power_on_);
-    f("palette_rgb", b.palette_rgb, palette_rgb_);
-    f("palette_gray", b.palette_gray, palette_gray_);
-    f("taps", taps, taps_);
-    f("cache_machines", b.cache.machines, cache_machines_);
-    f("cache_envs", b.cache.envs, cache_envs_);
-    f("cache_screens", b.cache.screens, cache_screens_);
-    f("cache_frames", b.cache.first_frames, cache_frames_);
-    f("machines", b.machines, machines_);
-    f("envs", b.envs, envs_);
-    f("rngs", b.rngs, rngs_);
-    f("vstates", b.vstates, vstates_);
-    f("results", b.results, results_);
-    f("buffers", b.buffers, buffers_);
-    f("raw", b.raw, raw_);
-    f("stacks", b.stacks, stacks_);
-    f("stack_index", b.stack_index, stack_index_);
-    f("final_stacks", b.final_stacks, final_);
-    f("scratch", b.scratch, scratch_);
     HostOnly memo;
-    f("resize_memo", b.resize_memo, memo);
-    f("saved_machines", b.saved_machines, saved_machines_);
-    f("saved_envs", b.saved_envs, saved_envs_);
-    f("saved_rngs", b.saved_rngs, saved_rngs_);
-    f("render_logs", b.logs, logs);
-    f("log_frames", b.log_frames, frames);
-    f("log_accesses", b.log_accesses, accesses);
     DeviceOnly resets{(size_t)n_ * sizeof(int32_t)}, reset_count{sizeof(int32_t)};
-    f("reset_list", b.reset_list, resets);
-    f("reset_count", b.reset_count, reset_count);
+#define CULE_WALK_ARRAY(name, field, storage) f(#name, field, storage);
+    CULE_BATCH_ARRAYS(CULE_WALK_ARRAY)
+#undef CULE_WALK_ARRAY
   }
   template <class T>
   static void* host_data(std::vector<T>& v) { return v.data(); }
@@ -487,6 +533,7 @@ class BasicEmulator {
   std::unique_ptr<ThreadPool> pool_;
   // the vector pipeline (configure_vector)
   VectorOptions opt_{};
+  bool configured_ = false;  // configure_vector has run
   uint8_t palette_rgb_[256 * 3] = {};
   uint8_t palette_gray_[256] = {};
   std::vector<AreaTap> taps_;

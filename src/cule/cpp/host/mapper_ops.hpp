@@ -11,6 +11,7 @@
 #include "console/console.hpp"
 #include "ale/environment.hpp"
 #include "vector/vector.hpp"
+#include "vector/state_check.hpp"
 
 namespace cule {
 
@@ -42,6 +43,8 @@ struct MapperOps {
   void (*reset_game)(const BatchView& b, int env);
   int (*act)(const BatchView& b, int env, int action_a, int action_b, bool draw);
   void (*ale_reset)(const BatchView& b, int env, int noops);
+  // A saved row's payload checked before it is loaded (state_check.hpp).
+  int32_t (*check_row)(const BatchView& b, const uint8_t* row, bool with_rng);
 
   Run run(VectorEnvStep) const { return run_vector_env; }
   Run run(GymnasiumStep) const { return run_gymnasium; }

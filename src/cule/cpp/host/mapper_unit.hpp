@@ -71,7 +71,8 @@ const MapperOps& ops_of() {
                              &U::set_mode,
                              &U::reset_game,
                              &U::act,
-                             &U::ale_reset};
+                             &U::ale_reset,
+                             &check_row<Cart>};
   return ops;
 }
 

@@ -38,6 +38,26 @@ static_assert(offsetof(Machine, tia) + offsetof(Tia, pf_bits_key) == 4 * kPlayfi
               "the playfield cache's words moved: update kPlayfieldCacheFirstWord and kPlayfieldCacheEndWord");
 #endif
 
+// The parts a row can hold, X(id, name), in row order.
+#define CULE_STATE_PARTS(X)                                             \
+  X(kPartMachine, "machine") X(kPartAle, "ale_state") X(kPartStickyRng, "sticky_rng") \
+  X(kPartVector, "vector_state") X(kPartResults, "results") X(kPartBuffers, "tia_buffers") \
+  X(kPartCaptures, "captures") X(kPartStack, "stack") X(kPartStackIndex, "stack_index") X(kPartFinalStack, "final_stack")
+
+enum StatePartId : uint8_t {
+#define CULE_PART_ENUM(id, name) id,
+  CULE_STATE_PARTS(CULE_PART_ENUM)
+#undef CULE_PART_ENUM
+  kStatePartKinds
+};
+#if !CULE_DEVICE_CODE
+constexpr const char* kStatePartNames[] = {
+#define CULE_PART_NAME(id, name) name,
+    CULE_STATE_PARTS(CULE_PART_NAME)
+#undef CULE_PART_NAME
+};
+#endif
+
 // One stretch of a state: units of `unit` bytes (4 in a lane array, else 1),
 // `step` bytes apart (4 x lanes in a lane array; contiguous: step == unit).
 struct StatePart {
@@ -45,42 +65,56 @@ struct StatePart {
   uint32_t bytes;
   uint32_t unit;
   uint32_t step;
+  StatePartId id;
 
   CULE_HD uint32_t units() const { return bytes / unit; }
   CULE_HD bool contiguous() const { return step == unit; }
   // The same stretch packed at `to` (a row's bytes).
-  CULE_HD StatePart packed(uint8_t* to) const { return StatePart{to, bytes, unit, unit}; }
+  CULE_HD StatePart packed(uint8_t* to) const { return StatePart{to, bytes, unit, unit, id}; }
 };
 
 template <class T>
-CULE_HD StatePart lane_part(const LaneArray<T>& array, int env) {
-  return StatePart{(uint8_t*)array.item(env), (uint32_t)sizeof(T), 4, 4 * array.lanes};
+CULE_HD StatePart lane_part(const LaneArray<T>& array, int env, StatePartId id) {
+  return StatePart{(uint8_t*)array.item(env), (uint32_t)sizeof(T), 4, 4 * array.lanes, id};
 }
-CULE_HD StatePart byte_part(void* at, uint32_t bytes) { return StatePart{(uint8_t*)at, bytes, 1, 1}; }
+CULE_HD StatePart byte_part(void* at, uint32_t bytes, StatePartId id) {
+  return StatePart{(uint8_t*)at, bytes, 1, 1, id};
+}
 
-constexpr int kMaxStateParts = 10;
-constexpr int kMachinePart = 0;  // the console is a row's first part
+constexpr int kMaxStateParts = kStatePartKinds;
 
-// Environment env's parts in row order; returns how many. `names`, when
-// given, gets each part's name (the host's state_layout, for diagnostics).
-CULE_HD int state_parts(const BatchView& b, int env, bool with_rng, StatePart* p, const char** names = nullptr) {
+// Environment env's parts in row order; returns how many. Every part's size
+// is a multiple of 4 bytes, so each starts on a 4-byte word of the payload.
+CULE_HD int state_parts(const BatchView& b, int env, bool with_rng, StatePart* p) {
   const EnvFrames f{b, env};
   int n = 0;
-  auto add = [&](const StatePart& part, const char* name) {
-    if (names) names[n] = name;
-    p[n++] = part;
-  };
-  add(lane_part(b.machines, env), "machine");  // first: transfer_state's kMachinePart
-  add(lane_part(b.envs, env), "ale_state");
-  if (with_rng) add(lane_part(b.rngs, env), "sticky_rng");
-  add(byte_part(b.vstates + env, (uint32_t)sizeof(VectorState)), "vector_state");
-  add(byte_part(b.results + env, (uint32_t)sizeof(EnvResult)), "results");
-  add(byte_part(f.buffers(), 2 * b.frame_bytes), "tia_buffers");
-  add(byte_part(f.raw(0), 2 * b.raw_bytes), "captures");  // raw(0) and raw(1) are adjacent
-  add(byte_part(f.stack(), f.stacked_bytes()), "stack");
-  add(byte_part(b.stack_index + env, 4), "stack_index");
-  if (b.final_stacks) add(byte_part(b.final_stacks + (size_t)env * f.stacked_bytes(), f.stacked_bytes()), "final_stack");
+  p[n++] = lane_part(b.machines, env, kPartMachine);  // first: check_row reads the console at the row's start
+  p[n++] = lane_part(b.envs, env, kPartAle);
+  if (with_rng) p[n++] = lane_part(b.rngs, env, kPartStickyRng);
+  p[n++] = byte_part(b.vstates + env, (uint32_t)sizeof(VectorState), kPartVector);
+  p[n++] = byte_part(b.results + env, (uint32_t)sizeof(EnvResult), kPartResults);
+  p[n++] = byte_part(f.buffers(), 2 * b.frame_bytes, kPartBuffers);
+  p[n++] = byte_part(f.raw(0), 2 * b.raw_bytes, kPartCaptures);  // raw(0) and raw(1) are adjacent
+  p[n++] = byte_part(f.stack(), f.stacked_bytes(), kPartStack);
+  p[n++] = byte_part(b.stack_index + env, 4, kPartStackIndex);
+  if (b.final_stacks) p[n++] = byte_part(b.final_stacks + (size_t)env * f.stacked_bytes(), f.stacked_bytes(), kPartFinalStack);
   return n;
+}
+static_assert(sizeof(Machine) % 4 == 0 && sizeof(EnvState) % 4 == 0 && sizeof(Mt19937) % 4 == 0 &&
+                  sizeof(VectorState) % 4 == 0 && sizeof(EnvResult) % 4 == 0,
+              "a row's parts start on 4-byte words (the digest sums words)");
+
+// Where part `id` starts in a row's payload (every environment's the same),
+// or -1 when the row has no such part.
+CULE_HD int64_t part_offset(const BatchView& b, bool with_rng, StatePartId id) {
+  StatePart p[kMaxStateParts];
+  const int n = state_parts(b, 0, with_rng, p);
+  int64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    if (p[k].id == id) return at;
+    at += p[k].bytes;
+  }
+  return -1;
 }
 
 // Bytes of one environment's row (the same for every environment).
@@ -92,21 +126,53 @@ CULE_HD uint32_t state_row_bytes(const BatchView& b, bool with_rng) {
   return bytes;
 }
 
+// The digest a row's header holds (cule/state.py): the sum of the payload's
+// little-endian 32-bit words, mod 2^64. A flipped bit changes it by a power
+// of two, so any one flipped bit is caught; it guards against damage in
+// storage or transfer, not against crafted rows (check_row does).
+// `first`, `stride`: a thread's share of the words, as in copy_part.
+CULE_HD uint64_t row_digest(const uint8_t* payload, uint32_t bytes, uint32_t first = 0, uint32_t stride = 1) {
+  uint64_t sum = 0;
+  for (uint32_t w = first; w < bytes / 4; w += stride) {
+    uint32_t word;
+    copy_word(&word, payload + 4 * (size_t)w);
+    sum += word;
+  }
+  return sum;
+}
+
 // Units first, first + stride, ... of a part from `from` to `to` (same
 // shape): one thread does it all with (0, 1), in one go where both are
 // contiguous; a block of threads with (threadIdx.x, blockDim.x). Units
 // [stale_first, stale_end) are written as all ones instead (a saved cache).
-CULE_HD void copy_part(const StatePart& to, const StatePart& from, uint32_t first, uint32_t stride,
-                       uint32_t stale_first = 0, uint32_t stale_end = 0) {
+// Returns the sum of the words written to `to`, as row_digest counts them,
+// when `to` is a row (kSum).
+template <bool kSum = false>
+CULE_HD uint64_t copy_part(const StatePart& to, const StatePart& from, uint32_t first, uint32_t stride,
+                           uint32_t stale_first = 0, uint32_t stale_end = 0) {
+  uint64_t sum = 0;
   if (stride == 1 && to.contiguous() && from.contiguous()) {
+    if (kSum) {  // copy and sum in one pass: as fast as the copy alone
+      for (uint32_t w = 0; w < from.bytes / 4; ++w) {
+        uint32_t word;
+        copy_word(&word, from.at + 4 * (size_t)w);
+        copy_word(to.at + 4 * (size_t)w, &word);
+        sum += word;
+      }
+    } else {
 #if CULE_DEVICE_CODE
-    memcpy(to.at, from.at, from.bytes);
+      memcpy(to.at, from.at, from.bytes);
 #else
-    __builtin_memcpy(to.at, from.at, from.bytes);
+      __builtin_memcpy(to.at, from.at, from.bytes);
 #endif
-    for (uint32_t u = stale_first; u < stale_end; ++u)
-      for (uint32_t k = 0; k < to.unit; ++k) to.at[(size_t)u * to.unit + k] = 0xFF;
-    return;
+    }
+    for (uint32_t u = stale_first; u < stale_end; ++u) {
+      for (uint32_t k = 0; k < to.unit; ++k) {
+        if (kSum) sum += (uint64_t)(0xFFu - to.at[(size_t)u * to.unit + k]) << (8 * (k % 4));
+        to.at[(size_t)u * to.unit + k] = 0xFF;
+      }
+    }
+    return sum;
   }
   for (uint32_t u = first; u < from.units(); u += stride) {
     uint8_t* out = to.at + (size_t)u * to.step;
@@ -118,25 +184,40 @@ CULE_HD void copy_part(const StatePart& to, const StatePart& from, uint32_t firs
     } else {
       *out = *in;
     }
+    if (kSum) {
+      if (to.unit == 4) {
+        uint32_t word;
+        copy_word(&word, out);
+        sum += word;
+      } else {
+        sum += (uint64_t)*out << (8 * (u % 4));  // the part starts on a word (state_parts)
+      }
+    }
   }
+  return sum;
 }
 
 // Between environment env and `row`: save (env -> row) or load (row -> env).
-CULE_HD void transfer_state(const BatchView& b, int env, bool with_rng, uint8_t* row, bool save, uint32_t first,
-                            uint32_t stride) {
+// A save returns this thread's share of the row's digest (row_digest). A
+// load writes the console's playfield cache stale whatever the row holds, as
+// a save does: the cache is only ever rebuilt from the playfield registers.
+CULE_HD uint64_t transfer_state(const BatchView& b, int env, bool with_rng, uint8_t* row, bool save, uint32_t first,
+                                uint32_t stride) {
   StatePart p[kMaxStateParts];
   const int n = state_parts(b, env, with_rng, p);
+  uint64_t digest = 0;
   for (int k = 0; k < n; ++k) {
     const StatePart in_row = p[k].packed(row);
+    const bool machine = p[k].id == kPartMachine;
+    const uint32_t stale_first = machine ? kPlayfieldCacheFirstWord : 0, stale_end = machine ? kPlayfieldCacheEndWord : 0;
     if (save) {
-      const bool machine = k == kMachinePart;
-      copy_part(in_row, p[k], first, stride, machine ? kPlayfieldCacheFirstWord : 0,
-                machine ? kPlayfieldCacheEndWord : 0);
+      digest += copy_part<true>(in_row, p[k], first, stride, stale_first, stale_end);
     } else {
-      copy_part(p[k], in_row, first, stride);
+      copy_part(p[k], in_row, first, stride, stale_first, stale_end);
     }
     row += p[k].bytes;
   }
+  return digest;
 }
 
 // Environment src's state onto environment dst, as a save and a load would,

@@ -104,6 +104,10 @@ struct GymnasiumStep {
   }
 };
 
+// The policies by the value of the `gymnasium` option that selects them, as
+// a build that compiles one in names it (cule._core.step_policies).
+#define CULE_STEP_POLICIES(X) X(false, VectorEnvStep) X(true, GymnasiumStep)
+
 // The policy the `gymnasium` option names, handed to f as an empty value:
 // f(GymnasiumStep{}) or f(VectorEnvStep{}). The one place the option is read.
 template <class F>

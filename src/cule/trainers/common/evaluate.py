@@ -96,16 +96,21 @@ def _save(fig, title: str, png: str | Path) -> Path:
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
+    _pyplot().close(fig)
     return Path(png)
 
 
-def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "") -> Path:
-    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib)."""
+def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "",
+               target: float | None = None) -> Path:
+    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib); `target`:
+    a dashed line at that score."""
     plt = _pyplot()
     rows = list(csv.DictReader(open(Path(output_dir) / "log.csv")))
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for axis, x in ((a, "frames"), (b, "wall_time")):
         _plot_smoothed(axis, *_column(rows, "episode_return", x))
+        if target is not None:
+            axis.axhline(target, color="grey", linestyle="--", linewidth=0.8)
     a.set_xlabel("emulator frames (M)")
     a.set_ylabel("mean episode return")
     a.legend(loc="upper left", fontsize=8)

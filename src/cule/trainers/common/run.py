@@ -45,6 +45,8 @@ class CommonArgs:
     checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
     max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
+    eval_noops: bool = field(default=False, metadata={
+        "help": "evaluate with up to 30 random no-ops at the start and no sticky actions (Mnih et al. 2015) instead"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
@@ -127,7 +129,7 @@ class Run:
         if args.eval_episodes and games and self.dist.main:
             if len(games) == 1:
                 scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
-                                  video=f"{args.output_dir}/agent.gif" if args.video else None)
+                                  noops=args.eval_noops, video=f"{args.output_dir}/agent.gif" if args.video else None)
                 result["eval_return"] = sum(scores) / len(scores)
                 log.log(self.frames, eval_return=result["eval_return"])
                 evaluation = dict(frames=self.frames, scores=scores, mean=result["eval_return"])
@@ -154,6 +156,7 @@ class Run:
         human-normalised eval_hns/<game>, eval_hns_mean, eval_hns_median."""
         args = self.args
         scores = {g: evaluate(self.model, g, args.eval_episodes, args.device, act=act, full_action_space=True,
+                              noops=args.eval_noops,
                               video=f"{args.output_dir}/agent.gif" if args.video and g == games[0] else None)
                   for g in games}
         means = {g: sum(s) / len(s) for g, s in scores.items()}

@@ -1,6 +1,6 @@
 // The interface of a game's settings: what ALE's RomSettings subclasses
-// (src/ale/games/supported/*.cpp) do, as small host+device units. Facts per
-// game: cule/games_catalogue.json.
+// (src/ale/games/supported/*.cpp) do, as small host+device units: the unit
+// of a game follows ALE's settings file of the same name.
 //
 // A game is a struct of static functions, usually derived from one of the
 // bases below, that defines:

@@ -1,0 +1,212 @@
+"""Learning curves: a trainer on a game for a wall-clock budget, the time and frames to a target score, and the
+final agent evaluated as the papers evaluate it.
+
+Not a test. Runs one of cule's trainers (``--trainer a2c_vtrace``, ``ppo`` or
+``rainbow``) on ``--device`` for ``--minutes`` of wall time or ``--frames``
+emulator frames, whichever ends first, with that trainer's preset (below;
+``--set NAME=VALUE`` changes any of the trainer's arguments). Then it
+evaluates the final agent with 30 random no-ops at the start of each of
+``--eval-episodes`` episodes (30), no sticky actions, episodes capped at
+108,000 frames (Mnih et al. 2015; Rainbow acts epsilon-greedily with epsilon
+0.001, the actor-critics sample their policy), and writes to ``--output-dir``:
+
+  log.csv        the trainer's log: frames, wall time, the mean return of the
+                 episodes finished since the previous line, losses
+  curve.png      score against frames and against wall time, the target dashed
+  eval.json      the evaluation's scores
+  summary.json   frames, wall minutes and CPU minutes (all the trainer's
+                 threads: a figure that other work on the machine does not
+                 inflate) to the target (first log line at or above it, and
+                 first time the mean of 20 lines was) and at the end, best and
+                 final score, the evaluation as a raw and a human-normalised
+                 score, the preset and the machine
+
+``--resume`` continues the run in ``--output-dir`` from its last checkpoint for
+another ``--minutes`` (its log and wall clock continue); a run stopped by a
+crash or ``kill`` loses at most the updates since that checkpoint.
+
+Presets (why these: docs/trainers.md):
+  a2c_vtrace  32 envs in 4 batches, the trainer's defaults (CuLE's Table 4)
+  ppo         cleanrl's Atari PPO: 8 envs, 128 steps, lr 2.5e-4 annealed over
+              40M frames, Adam eps 1e-5, 4 epochs of 4 minibatches, clip 0.1
+  rainbow     for a short CPU run: 8 envs, one gradient step per 4 env steps
+              (Rainbow's replay ratio), lr 1e-4, 3-step returns, target copy
+              every 2,000 gradient steps, learning after 20,000 transitions
+
+    python -m cule.benchmarks.train --trainer ppo --game pong --minutes 120
+    python -m cule.benchmarks.train --trainer ppo --game pong --minutes 60 --resume   # and then some
+    python -m cule.benchmarks.train --trainer rainbow --game pong --minutes 120 --target -10
+    python -m cule.benchmarks.train --trainer rainbow --set noisy=False --minutes 20 --output-dir runs/no_noisy
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+from cule.benchmarks import add_output_dir
+
+# Each trainer's settings for a curve, over its Args defaults; --set overrides them.
+PRESETS: dict[str, dict] = {
+    "a2c_vtrace": dict(num_envs=32, num_batches=4),
+    "ppo": dict(num_envs=8, num_steps=128, learning_rate=2.5e-4, adam_eps=1e-5, update_epochs=4,
+                num_minibatches=4, clip_coef=0.1, total_frames=40_000_000),
+    "rainbow": dict(num_envs=8, env_steps_per_update=4.0, learning_rate=1e-4, n_step=3, target_update_every=2000,
+                    learning_starts=20_000, buffer_size=300_000, log_every=250, num_threads=1),
+}
+SMOOTHED_LINES = 20  # log lines whose mean is the smoothed score (the curve's bold line)
+
+
+def trainer_module(name: str):
+    import importlib
+
+    return importlib.import_module(f"cule.trainers.{name}")
+
+
+def parse_sets(pairs: list[str], fields: dict) -> dict:
+    """--set NAME=VALUE pairs as typed values of the trainer's Args fields; names them when unknown."""
+    out = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.replace("-", "_")
+        if not sep or name not in fields:
+            raise SystemExit(f"--set {pair!r}: expected NAME=VALUE with NAME one of the trainer's arguments: "
+                             f"{', '.join(sorted(fields))}")
+        kind = type(fields[name])
+        if kind is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise SystemExit(f"--set {pair!r}: {name} takes True or False")
+            out[name] = text.lower() in ("true", "1")
+        else:
+            try:
+                out[name] = kind(text)
+            except ValueError:
+                what = {int: "an integer", float: "a number"}.get(kind, kind.__name__)
+                raise SystemExit(f"--set {pair!r}: {name} takes {what}") from None
+    return out
+
+
+def _at(row: dict) -> dict:
+    """A log row's frames, wall minutes and CPU minutes (all the trainer's threads; None in older logs)."""
+    cpu = row.get("cpu_time")
+    return dict(minutes=round(float(row["wall_time"]) / 60, 2), frames=int(float(row["frames"])),
+                cpu_minutes=round(float(cpu) / 60, 2) if cpu not in (None, "") else None)
+
+
+def first_reaching(rows: list[dict], scores: list[float], target: float) -> dict | None:
+    """Frames, wall and CPU minutes of the first row whose score is at least target, or None."""
+    row = next((r for r, s in zip(rows, scores) if s >= target), None)
+    return None if row is None else _at(row)
+
+
+def summarise(output_dir: Path, target: float) -> dict:
+    """The curve's figures from log.csv: first time and frames at the target (one line, and the mean of
+    SMOOTHED_LINES lines), best and final scores."""
+    from cule.trainers.common.evaluate import rolling_mean
+
+    every = list(csv.DictReader(open(output_dir / "log.csv")))
+    rows = [r for r in every if r.get("episode_return") not in (None, "", "nan")]
+    scores = [float(r["episode_return"]) for r in rows]
+    smooth = rolling_mean(scores, SMOOTHED_LINES)
+    return dict(target=target, reached=first_reaching(rows, scores, target),
+                smoothed_reached=first_reaching(rows, smooth, target), smoothed_lines=SMOOTHED_LINES,
+                best_score=max(scores, default=None), final_score=scores[-1] if scores else None,
+                best_smoothed_score=round(max(smooth), 2) if smooth else None,
+                final_smoothed_score=round(smooth[-1], 2) if smooth else None,
+                at_end=_at(every[-1]) if every else None)
+
+
+def plot(output_dir: Path, title: str, target: float) -> Path | None:
+    from cule.benchmarks import pyplot
+    from cule.trainers.common.evaluate import plot_curve
+
+    return None if pyplot() is None else plot_curve(output_dir, title=title, target=target)
+
+
+def machine() -> dict:
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    return dict(cpu=cpu, cpus=os.cpu_count(), gpu=gpu, torch=torch.__version__)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trainer", choices=sorted(PRESETS), default="a2c_vtrace", help="which trainer")
+    parser.add_argument("--game", default="pong", help="ALE game id")
+    parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget of this run (or this resume)")
+    parser.add_argument("--frames", type=int, default=0,
+                        help="emulator frames to stop at, counted over resumes too (0: only the minutes decide)")
+    parser.add_argument("--target", type=float, default=18.0,
+                        help="score whose first time and frame count are reported (Pong: 18)")
+    parser.add_argument("--device", default="cpu", help="torch device of the environments and the network")
+    parser.add_argument("--num-envs", type=int, default=0, help="environments (0: the preset's)")
+    parser.add_argument("--torch-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    parser.add_argument("--eval-episodes", type=int, default=30, help="episodes of the final evaluation (0: none)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the environments, the network and the sampling")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="any argument of the trainer (python -m cule.trainers.TRAINER --help), over the preset; "
+                             "repeatable: --set noisy=False --set n_step=1")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --output-dir from its checkpoint")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no printed summary")
+    add_output_dir(parser, "train")
+    args = parser.parse_args(argv)
+    if args.minutes <= 0 and args.frames <= 0:
+        parser.error("give --minutes or --frames a positive value: the run needs an end")
+    if args.quiet:
+        os.environ["TQDM_DISABLE"] = "1"  # tqdm's own switch; the log is written all the same
+    if args.torch_threads:
+        import torch
+        torch.set_num_threads(args.torch_threads)
+
+    module = trainer_module(args.trainer)
+    defaults = {f.name: f.default for f in dataclasses.fields(module.Args)}
+    settings = {**PRESETS[args.trainer], **parse_sets(args.set, defaults)}
+    if args.num_envs:
+        settings["num_envs"] = args.num_envs
+    if args.frames:
+        settings["total_frames"] = args.frames
+    elif "total_frames" not in settings:
+        settings["total_frames"] = 10**10  # the minutes decide
+    out = Path(args.output_dir)
+    run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,
+                              "output_dir": str(out), "max_minutes": args.minutes if args.minutes > 0 else 0.0,
+                              "resume": args.resume, "eval_episodes": args.eval_episodes, "eval_noops": True})
+    started = time.perf_counter()
+    module.train(run_args)
+    summary = dict(trainer=args.trainer, game=args.game, device=args.device,
+                   date=datetime.date.today().isoformat(), this_run_minutes=round((time.perf_counter() - started) / 60, 2),
+                   **summarise(out, args.target), settings={k: v for k, v in settings.items()},
+                   machine=machine())
+    evaluation = out / "eval.json"
+    if args.eval_episodes and evaluation.exists():
+        from cule.trainers.common.human_scores import RANDOM_AND_HUMAN, human_normalised
+
+        scores = json.loads(evaluation.read_text())["scores"]
+        mean = sum(scores) / len(scores)
+        summary["evaluation"] = dict(
+            protocol="30 random no-ops, no sticky actions, 108,000-frame cap" +
+                     (", epsilon 0.001" if args.trainer == "rainbow" else ", policy sampled"),
+            episodes=len(scores), mean=round(mean, 2), min=min(scores), max=max(scores),
+            human_normalised=round(human_normalised(args.game, mean), 1) if args.game in RANDOM_AND_HUMAN else None)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if not args.quiet:
+        plot(out, f"{args.trainer} on {args.game}", args.target)
+        print(json.dumps(summary, indent=1))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""python -m cule.benchmarks.train: every trainer's short run writes its log, curve and summary; resume continues
+the log; the evaluation follows the papers' protocol; --set reaches the trainer and refuses what it does not know."""
+import csv
+import json
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from cule.benchmarks import train  # noqa: E402
+
+
+def _run(tmp_path, *extra):
+    return train.main(["--game", "pong", "--quiet", "--output-dir", str(tmp_path), *extra])
+
+
+@pytest.mark.parametrize("trainer,frames", [("a2c_vtrace", 8192), ("ppo", 8192), ("rainbow", 2048)])
+def test_each_trainer_writes_its_curve_and_summary(tmp_path, trainer, frames):
+    summary = _run(tmp_path, "--trainer", trainer, "--frames", str(frames), "--eval-episodes", "0",
+                   "--num-envs", "8", "--set", "checkpoint_every=1")
+    assert summary["trainer"] == trainer and summary["at_end"]["frames"] >= frames // 2
+    assert summary["at_end"]["cpu_minutes"] > 0
+    assert set(summary) >= {"reached", "smoothed_reached", "best_score", "final_score", "at_end", "machine",
+                            "settings", "date"}
+    assert summary["settings"]["total_frames"] == frames and summary["settings"]["num_envs"] == 8
+    assert json.loads((tmp_path / "summary.json").read_text()) == summary
+    train.plot(tmp_path, trainer, -21.0)
+    assert (tmp_path / "curve.png").stat().st_size > 1000
+
+
+def test_resume_continues_the_log_and_the_target_is_found(tmp_path):
+    _run(tmp_path, "--trainer", "ppo", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0")
+    first = list(csv.DictReader(open(tmp_path / "log.csv")))
+    summary = _run(tmp_path, "--trainer", "ppo", "--frames", "16384", "--num-envs", "8", "--eval-episodes", "0",
+                   "--resume")
+    rows = list(csv.DictReader(open(tmp_path / "log.csv")))
+    assert rows[:len(first)] == first and len(rows) > len(first)
+    assert float(rows[-1]["frames"]) == 16384 and summary["at_end"]["frames"] == 16384
+    assert float(rows[-1]["wall_time"]) >= float(first[-1]["wall_time"])
+    # a target every logged score meets is reached at the first scored line; one none meets is not
+    scored = [r for r in rows if r["episode_return"] not in ("", "nan")]
+    low = train.summarise(tmp_path, -1000.0)
+    if scored:
+        assert low["reached"] == dict(minutes=round(float(scored[0]["wall_time"]) / 60, 2),
+                                      frames=int(float(scored[0]["frames"])),
+                                      cpu_minutes=round(float(scored[0]["cpu_time"]) / 60, 2))
+    assert train.summarise(tmp_path, 1000.0)["reached"] is None
+
+
+def test_evaluation_uses_noop_starts_and_reports_a_human_normalised_score(tmp_path, monkeypatch):
+    from cule.trainers.common import evaluate as evaluation
+
+    seen = {}
+    real = evaluation.evaluate
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **{**kwargs, "max_frames": 2000})  # short episodes: the protocol, not the scores
+
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", spy)
+    summary = _run(tmp_path, "--trainer", "rainbow", "--frames", "1024", "--num-envs", "4", "--eval-episodes", "3")
+    assert seen["noops"] is True
+    ev = summary["evaluation"]
+    assert ev["episodes"] == 3 and "no-ops" in ev["protocol"] and "epsilon 0.001" in ev["protocol"]
+    scores = json.loads((tmp_path / "eval.json").read_text())["scores"]
+    random_score, human_score = evaluation_reference("pong")
+    assert ev["human_normalised"] == pytest.approx(
+        round(100 * (sum(scores) / 3 - random_score) / (human_score - random_score), 1))
+
+
+def evaluation_reference(game):
+    from cule.trainers.common.human_scores import RANDOM_AND_HUMAN
+
+    return RANDOM_AND_HUMAN[game]
+
+
+@pytest.mark.parametrize("pair,message", [("nosuch=1", "one of the trainer's arguments"),
+                                          ("noisy=maybe", "True or False"), ("n_step=three", "takes an integer"),
+                                          ("n_step", "NAME=VALUE")])
+def test_set_refuses_what_the_trainer_does_not_take(tmp_path, pair, message):
+    with pytest.raises(SystemExit, match=message):
+        _run(tmp_path, "--trainer", "rainbow", "--frames", "1024", "--set", pair)
+
+
+def test_set_reaches_the_trainer(tmp_path):
+    summary = _run(tmp_path, "--trainer", "rainbow", "--frames", "1024", "--num-envs", "4", "--eval-episodes", "0",
+                   "--set", "noisy=False", "--set", "n_step=1", "--set", "atoms=1")
+    assert summary["settings"]["noisy"] is False and summary["settings"]["n_step"] == 1
+    assert summary["settings"]["atoms"] == 1
+
+
+def test_a_run_needs_an_end(tmp_path):
+    with pytest.raises(SystemExit):
+        _run(tmp_path, "--minutes", "0")
