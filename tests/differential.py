@@ -16,7 +16,7 @@ import numpy as np
 import cule
 import cule.games
 from ale_oracle import N_ACTIONS, ale_interface
-from cule.backends.cpu import make_emulator
+from cule.blocks import make_emulator
 
 
 @dataclass

@@ -10,7 +10,7 @@ import torch
 import cule
 from cule import _core
 from cule.state import HEADER_BYTES
-from cule.backends.cpu import make_emulator
+from cule.blocks import make_emulator
 from timer_wait_rom import Assembler
 
 COLUBK, COLUP0, NUSIZ0, GRP0, T1024T = 0x09, 0x06, 0x04, 0x1B, 0x297

@@ -328,7 +328,7 @@ def test_absurd_num_envs_is_refused_before_allocating(num_envs):
 
 @pytest.mark.parametrize("game", ["pong", "adventure"])  # NTSC and PAL
 def test_memory_estimate_covers_what_an_env_allocates(game):
-    from cule.vector_env import _bytes_per_env
+    from cule.checks import bytes_per_env
 
     n = 16
     env = cule.AtariVectorEnv(game, n, img_height=None, img_width=None, grayscale=False, stack_num=4,
@@ -336,7 +336,7 @@ def test_memory_estimate_covers_what_an_env_allocates(game):
     obs, _ = env.reset(seed=0)
     shared = env.emulator.arrays()["rng_draws"].nbytes  # one table for the whole batch
     allocated = sum(a.nbytes for a in env.emulator.arrays().values()) - shared + obs.numel() * obs.element_size()
-    assert allocated / n <= _bytes_per_env(4, env.img_height, 160, 3)
+    assert allocated / n <= bytes_per_env(4, env.img_height, 160, 3)
 
 
 @pytest.mark.parametrize("kwargs, pattern", [

@@ -58,7 +58,7 @@ def test_every_game_saves_rows_that_pass_their_checks(shim):
     for game in games:
         env = _env(game, shim)
         rows = env.clone_state().clone()
-        faults = env.backend.check_states(rows, H, True, state_format.digests(rows))
+        faults = env.backend.check_states(np.arange(len(rows), dtype=np.int32), rows, H, True, state_format.digests(rows))
         assert not faults.any(), (game, faults, [_core.state_faults[f - 1] for f in faults if f])
         env.restore_state(rows)
         env.close()
@@ -186,7 +186,7 @@ def test_mixed_batch_checks_every_game_before_loading_any():
     env.reset(seed=1)
     rows = env.clone_state()
     before = rows.clone()
-    at, _ = _field(env._parts[1], "cart.bank")
+    at, _ = _field(env.blocks[1], "cart.bank")
     rows[3, at] = 9  # ms_pacman's second environment
     part = rows[2:4, :state_format.stated_bytes(rows[2:4])]
     _redigest(part)

@@ -33,7 +33,7 @@ def test_cartridge_reaches_every_wait(cartridge):
     import numpy as np
 
     import cule
-    from cule.backends.cpu import make_emulator
+    from cule.blocks import make_emulator
 
     emu = make_emulator(cule.load_rom(cartridge), 1)
     emu.load(0, 0, 0, 0)

@@ -13,9 +13,9 @@ ALE does with it. Observations share one shape: PAL games and taller screens
 are resized like the others (with ``img_height=None`` every game must have the
 same screen height).
 
-Each game is a single-game env of its own (its ROM and arrays) behind one
-backend: on the CPU all games' environments share one pool of threads,
-stepped as one job; on a GPU the games of one mapper step together (one
+Each game is a block of its own (cule.blocks.GameBlock: its ROM, emulator
+and arrays), the blocks' backends composed into one (MixedBackend): on the
+CPU all games' environments share one pool of threads, stepped as one job; on a GPU the games of one mapper step together (one
 launch of each kernel per mapper present: the kernels are built per mapper)
 and the results are put together in batch order on the device. Environment i
 of the batch is exactly environment i - start of its game's block in a
@@ -31,16 +31,33 @@ import numpy as np
 import torch
 
 from . import _core
-from . import state as state_format
 from .backends import Backend, StepResult
 from .backends.cpu import CpuBackend
 from .games import FULL_ACTION_SET
-from .palettes import palette_for
-from .vector_env import AtariVectorEnv
 
 ALL_ACTIONS = np.array(FULL_ACTION_SET, dtype=np.int32)
-# Arguments that belong to the batch, not to a game's block.
-_BATCH_ARGUMENTS = ("batch_size", "num_threads")
+
+
+def check_options(mode, difficulty, full_action_space) -> bool:
+    """What a mixed batch takes of the one-game options: each game's default mode and difficulty, ALE's full
+    action set (returns full_action_space, always True)."""
+    for name, value in (("mode", mode), ("difficulty", difficulty)):
+        if value is not None:
+            raise ValueError(f"{name} applies to one game; a mixed batch plays each game's default {name}")
+    if full_action_space is not None and not full_action_space:
+        raise ValueError("a mixed batch uses ALE's full action set (Discrete(18)); full_action_space=False "
+                         "would give each game different action indices")
+    return True
+
+
+def check_shapes(blocks) -> None:
+    """One observation shape for every game of a batch."""
+    first = blocks[0]
+    for block in blocks[1:]:
+        if (block.img_height, block.img_width) != (first.img_height, first.img_width):
+            raise ValueError(f"{block.name} observes {block.img_height}x{block.img_width}, {first.name} "
+                             f"{first.img_height}x{first.img_width}: a mixed batch needs one shape (give "
+                             f"AtariVectorEnv img_height and img_width to resize every game to it)")
 
 
 def game_counts(games, num_envs) -> list[tuple[str, int]]:
@@ -178,22 +195,45 @@ class MixedBackend(Backend):
         return StepResult(*map(merged, columns), torch.from_numpy(ids.copy()).to(self.device), final)
 
     def screens(self):
-        screens, lives = zip(*(p.screens() for p in self.parts))
+        screens = [p.screens() for p in self.parts]
         height = max(s.shape[1] for s in screens)
-        padded = [torch.nn.functional.pad(s, (0, 0, 0, height - s.shape[1])) for s in screens]
-        return torch.cat(padded), torch.cat(lives)
+        return torch.cat([torch.nn.functional.pad(s, (0, 0, 0, height - s.shape[1])) for s in screens])
+
+    def lives(self):
+        return torch.cat([p.lives() for p in self.parts])
 
     def ram(self):
         return torch.cat([p.ram() for p in self.parts])
 
+    # States: rows as wide as the widest game's, each game's own row (header and payload) at its start.
+
+    def _rows_of(self, k: int, rows: torch.Tensor, positions: np.ndarray, offset: int, with_rng: bool):
+        """Game k's rows among `rows` (a copy), cut to its own width."""
+        width = offset + self.parts[k].emulator.state_bytes(with_rng)
+        return rows[self.on_device(positions, rows.device), :width]
+
     def save_states(self, ids, rows, offset, with_rng):
-        raise NotImplementedError("MixedAtariVectorEnv saves states per game")
+        digests = torch.zeros(len(ids), dtype=torch.int64, device=self.device)
+        for k, positions, local in self.split(ids):
+            mine = self._rows_of(k, rows, positions, offset, with_rng).contiguous()
+            on = self.on_device(positions, rows.device)
+            digests[self.on_device(positions)] = self.parts[k].save_states(local, mine, offset, with_rng).to(
+                self.device)
+            rows[on, :mine.shape[1]] = mine
+        return digests
+
+    def check_states(self, ids, rows, offset, with_rng, digests):
+        faults = np.zeros(len(rows), dtype=np.int32)
+        for k, positions, local in self.split(ids):
+            mine = self._rows_of(k, rows, positions, offset, with_rng).contiguous()
+            theirs = None if digests is None else digests[self.on_device(positions, digests.device)]
+            faults[positions] = self.parts[k].check_states(local, mine, offset, with_rng, theirs)
+        return faults
 
     def load_states(self, ids, rows, offset, with_rng):
-        raise NotImplementedError("MixedAtariVectorEnv loads states per game")
-
-    def check_states(self, rows, offset, with_rng, digests):
-        raise NotImplementedError("MixedAtariVectorEnv checks states per game")
+        for k, positions, local in self.split(ids):
+            self.parts[k].load_states(local, self._rows_of(k, rows, positions, offset, with_rng).contiguous(),
+                                      offset, with_rng)
 
     def copy_states(self, src, dst, with_rng):
         games = self.part_of[src]
@@ -213,99 +253,3 @@ class MixedBackend(Backend):
             self._executor.shutdown()
         for p in self.parts:
             p.close()
-
-
-class MixedAtariVectorEnv(AtariVectorEnv):
-    """A batch whose environments play different games (see the module's docstring); made by
-    ``cule.AtariVectorEnv`` when ``game`` is a list or a dict of counts.
-
-    Args:
-        games: a list of games (ALE ids, gymnasium names or ROM paths), each given ``num_envs``
-            environments, or a dict ``{game: count}``.
-        num_envs: environments per game for a list (default 1); for a dict, None or the total.
-        Every other argument of ``AtariVectorEnv`` applies to every game, but for ``full_action_space``
-        (always ALE's 18 actions) and ``mode`` and ``difficulty`` (each game's default).
-    """
-
-    def __init__(self, games, num_envs: int | None = None, **kwargs: Any):
-        self.emulator = None
-        self._parts: list[AtariVectorEnv] = []
-        counts = game_counts(games, num_envs)
-        for name in ("mode", "difficulty"):
-            if kwargs.get(name) is not None:
-                raise ValueError(f"{name} applies to one game; a mixed batch plays each game's default {name}")
-        if kwargs.pop("full_action_space", True) is not True:
-            raise ValueError("a mixed batch uses ALE's full action set (Discrete(18)); full_action_space=False "
-                             "would give each game different action indices")
-        batch = {name: kwargs.pop(name) for name in _BATCH_ARGUMENTS if name in kwargs}
-        total = sum(c for _, c in counts)
-        batch_size = int(batch.get("batch_size", 0)) or total
-        if not 1 <= batch_size <= total:
-            raise ValueError(f"batch_size ({batch_size}) must lie in [1, {total}] (the environments of all games)")
-        self._parts = [AtariVectorEnv(game, count, full_action_space=True, num_threads=1, _action_set=ALL_ACTIONS,
-                                      **kwargs) for game, count in counts]
-        first = self._parts[0]
-        for part in self._parts[1:]:
-            if part.single_observation_space.shape != first.single_observation_space.shape:
-                raise ValueError(f"{part.game} observes {part.single_observation_space.shape}, {first.game} "
-                                 f"{first.single_observation_space.shape}: a mixed batch needs one shape (give "
-                                 f"AtariVectorEnv img_height and img_width to resize every game to it)")
-        self.games = [p.game or p.rom.md5 for p in self._parts]
-        for name in ("autoreset_mode", "metadata", "_same_step", "device", "frameskip", "stack_num", "grayscale",
-                     "img_height", "img_width", "reset_mode", "_gymnasium", "_frame_shape"):
-            setattr(self, name, getattr(first, name))
-        self.num_envs, self.batch_size = total, batch_size
-        self.num_threads = int(batch.get("num_threads", 0))
-        self.action_set = ALL_ACTIONS.copy()
-        self._make_spaces()
-        self._make_queues()
-        self.backend = MixedBackend([p.backend for p in self._parts], [c for _, c in counts], self.device,
-                                    self.num_threads, background=self.batch_size != self.num_envs)
-        # info["game"]: the game of each environment, on the device
-        self._game_of = torch.from_numpy(self.backend.part_of).to(self.device)
-
-    def _check_open(self):
-        if not self._parts:
-            raise RuntimeError("this AtariVectorEnv is closed; create a new one")
-
-    def close(self, **kwargs):
-        if self._parts:
-            self._drain()
-            self.backend.close()
-        self._parts = []
-
-    def _gather(self, ids: np.ndarray):
-        obs, rewards, terminated, truncated, info = super()._gather(ids)
-        info["game"] = self._game_of[info["env_id"].long()]
-        return obs, rewards, terminated, truncated, info
-
-    def get_screen_rgb(self) -> torch.Tensor:
-        """RGB, uint8 [N, H, 160, 3] (H: the tallest game's; shorter screens are padded with black)."""
-        screen = self.get_screen().cpu().numpy()
-        rgb = np.zeros((*screen.shape, 3), np.uint8)
-        for k, part in enumerate(self._parts):
-            block = slice(self.backend.offsets[k], self.backend.offsets[k + 1])
-            rgb[block] = palette_for(part.emulator.is_pal)[0][screen[block]]
-        return torch.from_numpy(rgb).to(self.device)
-
-    # ---- states: each game's rows as its single-game env makes them, padded to the widest game's
-
-    def _clone_rows(self, ids: np.ndarray, with_rng: bool) -> torch.Tensor:
-        pieces = [(positions, self._parts[k]._clone_rows(local, with_rng))
-                  for k, positions, local in self.backend.split(ids)]
-        rows = torch.zeros((len(ids), max(r.shape[1] for _, r in pieces)), dtype=torch.uint8, device=self.device)
-        for positions, r in pieces:
-            rows[self.backend.on_device(positions), :r.shape[1]] = r
-        return self._issue(rows)
-
-    def _restore_rows(self, ids: np.ndarray, rows: torch.Tensor) -> None:
-        trusted = self._is_issued(rows)
-        rows = rows.to(self.device)
-        pieces = []
-        for k, positions, local in self.backend.split(ids):
-            part = self._parts[k]
-            mine = rows[self.backend.on_device(positions)]
-            mine = mine[:, :state_format.stated_bytes(mine)]
-            pieces.append((part, local, mine, part._check_rows(mine, trusted)))
-        for part, local, mine, with_rng in pieces:  # every game's rows were checked: now load
-            part.backend.load_states(local, mine, state_format.HEADER_BYTES, with_rng)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import weakref
 
 import numpy as np
 import torch
@@ -151,3 +152,21 @@ def differences(a: torch.Tensor, b: torch.Tensor, layout: list[tuple[str, int]])
             start += size
     return lines
 
+
+class IssuedRows:
+    """The tensors clone_state() handed out. One restored unchanged (the same tensor, its version counter as it
+    was) skips the digest pass, the one check that reads the whole payload: nothing outside this process can have
+    changed it."""
+
+    def __init__(self):
+        self._rows: dict[int, tuple] = {}
+
+    def add(self, rows: torch.Tensor) -> torch.Tensor:
+        key = id(rows)
+        self._rows[key] = (weakref.ref(rows, lambda _, key=key, issued=self._rows: issued.pop(key, None)),
+                           rows._version)
+        return rows
+
+    def __contains__(self, rows: torch.Tensor) -> bool:
+        ref, version = self._rows.get(id(rows), (None, None))
+        return ref is not None and ref() is rows and rows._version == version

@@ -6,6 +6,23 @@ code on the host launch shim).
 backend holds the environments' state and does the rest. Environment ids
 (``ids``) are int32 numpy arrays of indices into the batch; every tensor a
 backend returns lives on its ``device``.
+
+The contract every backend keeps (``tests/test_backend_contract.py`` runs it
+over the CPU backend, the launch shim and, on a GPU, CUDA):
+
+- **Results**: ``gather`` returns fresh tensors. In SameStep mode
+  ``final_obs`` is there on every step, the rows of environments whose
+  episode did not end holding zeros; otherwise it is None.
+- **Bad actions**: actions given on the host (numpy, or a CPU tensor) are
+  checked at once, on either backend: a ValueError, and nothing steps.
+  Actions already on a GPU are checked there, without waiting for the
+  device: one outside the action set is played as NOOP and reported by
+  ``check_deferred`` at the next reset, a call that synchronises anyway.
+- **Raw reads** (``screens``, ``lives``, ``ram``) synchronise and copy no
+  more than they return: ``lives`` is the last step's (or reset's), as the
+  step's ``info["lives"]`` gave it.
+- **Resets** run ALE's reset sequence, or (``start_cache``) start from a
+  state recorded at the last seeded reset, the same on every backend.
 """
 from __future__ import annotations
 
@@ -22,8 +39,8 @@ from .. import _core
 # One batch's outputs, B environments in the order of their ids: obs [B, *obs_shape] uint8; one tensor [B] per
 # name in cule._core.step_outputs (rewards int32, terminated and truncated bool, lives, frame_number and
 # episode_frame_number int32), declared once in cule/cpp/vector/vector.hpp (CULE_STEP_OUTPUTS); env_id [B] int32;
-# final_obs [B, *obs_shape] uint8 or None (SameStep mode: the last observation of the episodes that ended;
-# see each backend for when it is present).
+# final_obs [B, *obs_shape] uint8 in SameStep mode (the last observation of the episodes that ended, zeros for
+# the others), else None.
 StepResult = make_dataclass("StepResult", ["obs", *_core.step_outputs, "env_id", "final_obs"])
 
 
@@ -53,8 +70,12 @@ class Backend(abc.ABC):
         """The outputs of environments `ids`, fresh tensors the caller may keep or modify."""
 
     @abc.abstractmethod
-    def screens(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(palette indices uint8 [N, H, 160], lives int32 [N]) of every environment."""
+    def screens(self) -> torch.Tensor:
+        """Palette indices, uint8 [N, H, 160], of every environment's last frame."""
+
+    @abc.abstractmethod
+    def lives(self) -> torch.Tensor:
+        """Lives, int32 [N], as the last step or reset reported them."""
 
     @abc.abstractmethod
     def ram(self) -> torch.Tensor:
@@ -66,9 +87,10 @@ class Backend(abc.ABC):
         row's digest (int64 [B], the bits of cule/cpp/vector/state_rows.hpp's uint64 row_digest)."""
 
     @abc.abstractmethod
-    def check_states(self, rows: torch.Tensor, offset: int, with_rng: bool,
+    def check_states(self, ids: np.ndarray, rows: torch.Tensor, offset: int, with_rng: bool,
                      digests: torch.Tensor | None) -> np.ndarray:
-        """Each row's first fault (int32 [B], 0: it may be loaded; else 1 + an index into cule._core.state_faults):
+        """Each row's first fault (int32 [B], 0: it may be loaded; else 1 + an index into cule._core.state_faults),
+        row i being meant for environment ids[i]:
         the payload's fields that index memory or bound loops (cule/cpp/vector/state_check.hpp) and, given
         `digests` (int64 [B]), the payload's digest. Reads the rows only (rows on the backend's device);
         synchronises."""
@@ -88,6 +110,17 @@ class Backend(abc.ABC):
 
     def close(self) -> None:
         """Waits for steps still running and frees what the backend holds."""
+
+
+def result_column(results, name: str):
+    """Output `name` (cule._core.step_outputs) of every environment's last results, from the bytes of a batch's
+    results array (numpy, or a torch tensor, which stays on its device): [N] of the output's dtype."""
+    offset, size = _core.result_fields[name]
+    dtype = _core.step_outputs[name]
+    if isinstance(results, torch.Tensor):
+        rows = results.view(-1, _core.result_bytes)[:, offset:offset + size].contiguous()
+        return rows.view(torch.from_numpy(np.empty(0, dtype)).dtype).flatten()
+    return np.ascontiguousarray(results.reshape(-1, _core.result_bytes)[:, offset:offset + size]).view(dtype).ravel()
 
 
 def check_action_batch(actions, batch_size: int) -> None:

@@ -12,18 +12,7 @@ import numpy as np
 import torch
 
 from .. import _core
-from ..games import BARE_GAME
-from ..roms import Rom
-from . import Backend, StepResult, check_action_batch
-
-
-def make_emulator(rom: Rom, num_envs: int, *, repeat_action_probability: float = 0.0,
-                  max_num_frames_per_episode: int = 0) -> "_core.Emulator":
-    """The host batch for a ROM with its properties. A ROM that is none of ALE's games (rom.game None)
-    gets the bare console's game unit."""
-    return _core.Emulator(rom.data, rom.bankswitch, rom.game or BARE_GAME, num_envs,
-                          repeat_action_probability=repeat_action_probability,
-                          max_num_frames_per_episode=max_num_frames_per_episode, **rom.properties)
+from . import Backend, StepResult, check_action_batch, result_column
 
 
 class CpuBackend(Backend):
@@ -70,8 +59,10 @@ class CpuBackend(Backend):
                           None if final is None else torch.from_numpy(final))
 
     def screens(self):
-        screens, lives = self.emulator.observe()
-        return torch.from_numpy(screens), torch.from_numpy(lives)
+        return torch.from_numpy(self.emulator.observe()[0])
+
+    def lives(self):
+        return torch.from_numpy(result_column(self.emulator.arrays()["results"], "lives"))
 
     def ram(self):
         return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)]))
@@ -79,7 +70,7 @@ class CpuBackend(Backend):
     def save_states(self, ids, rows, offset, with_rng):
         return torch.from_numpy(self.emulator.save_states(ids, rows.numpy(), offset, with_rng).view(np.int64))
 
-    def check_states(self, rows, offset, with_rng, digests):
+    def check_states(self, ids, rows, offset, with_rng, digests):
         expected = None if digests is None else digests.cpu().numpy().view(np.uint64)
         return self.emulator.check_states(np.ascontiguousarray(rows.cpu().numpy()), offset, with_rng, expected)
 

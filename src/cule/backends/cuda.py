@@ -35,7 +35,7 @@ import torch
 from .. import _core
 from ..errors import CudaUnavailableError
 from ..kernels import KernelBuild, find_binary, kernel_source
-from . import Backend, StepResult, check_action_batch
+from . import Backend, StepResult, check_action_batch, result_column
 
 THREADS_PER_BLOCK = _core.threads_per_block  # cule/cpp/vector/kernel_abi.hpp: two warps
 WARP = 32
@@ -244,10 +244,10 @@ def launch_gather(launcher, views: int, refs: torch.Tensor, obs_shape: tuple[int
 class CudaBackend(Backend):
     """A batch of environments whose state lives in torch tensors on `device`.
 
-    Actions, outputs and flags stay on the device: nothing here waits for it,
-    so an action outside the action set is played as NOOP and reported at
-    the next reset (check_deferred), and SameStep's final_obs is always
-    present.
+    Actions, outputs and flags stay on the device: nothing here waits for
+    it. Actions given on the host are checked there at once; an action
+    already on the device outside the action set is played as NOOP and
+    reported at the next reset (check_deferred).
     """
 
     def __init__(self, emulator, device: torch.device, launcher, *, action_set: np.ndarray,
@@ -314,8 +314,16 @@ class CudaBackend(Backend):
         check_action_batch(actions, batch_size)
         # int64 first: torch's unsigned types lack the comparisons below (a uint64 above 2**63 reads as negative:
         # outside the set either way)
-        actions = (actions.view(torch.int64) if actions.dtype == torch.uint64
-                   else actions.to(torch.int64)).to(self.device, non_blocking=True)
+        # actions on the host of a GPU batch are checked now, at no cost to the device; on the launch shim the
+        # batch's device is the host, so its actions count as already on the device, as a GPU's would
+        on_host = actions.device.type == "cpu" and self.device.type != "cpu"
+        actions = actions.view(torch.int64) if actions.dtype == torch.uint64 else actions.to(torch.int64)
+        if on_host and actions.numel():
+            low, high = int(actions.min()), int(actions.max())
+            if low < 0 or high >= len(self._action_set):
+                raise ValueError(f"action {low if low < 0 else high} is outside the action set "
+                                 f"(valid: 0..{len(self._action_set) - 1})")
+        actions = actions.to(self.device, non_blocking=True)
         bad = (actions < 0) | (actions >= len(self._action_set))
         self._bad_action = self._bad_action | bad.any()
         return self._action_set[torch.where(bad, torch.zeros_like(actions), actions).long()]
@@ -348,19 +356,21 @@ class CudaBackend(Backend):
                                                 same_step, self.device)
         return StepResult(obs, *outputs, device_ids.clone(), final_obs)
 
-    def _sync_host(self) -> None:
-        """Copies the consoles back into the host emulator, whose raw accessors then read them (synchronises)."""
+    def _sync_host(self, *names: str) -> None:
+        """Copies arrays back into the host emulator, whose raw accessors then read them (synchronises)."""
         host = self.emulator.arrays()
-        for name in (ARRAY.machines, ARRAY.envs, ARRAY.buffers):
+        for name in names:
             host[name][:] = self.host_array(name)
 
     def screens(self):
-        self._sync_host()
-        screens, lives = self.emulator.observe()
-        return torch.from_numpy(screens).to(self.device), torch.from_numpy(lives).to(self.device)
+        self._sync_host(ARRAY.machines, ARRAY.buffers)  # the consoles say which of the two buffers is the last frame
+        return torch.from_numpy(self.emulator.observe()[0]).to(self.device)
+
+    def lives(self):
+        return result_column(self.arrays[ARRAY.results], "lives")  # on the device: no copy to the host
 
     def ram(self):
-        self._sync_host()
+        self._sync_host(ARRAY.machines)
         rows = np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)])
         return torch.from_numpy(rows).to(self.device)
 
@@ -375,7 +385,7 @@ class CudaBackend(Backend):
     def load_states(self, ids, rows, offset, with_rng):
         self._state_rows(ids, rows.to(self.device).contiguous(), offset, with_rng, save=False)
 
-    def check_states(self, rows, offset, with_rng, digests):
+    def check_states(self, ids, rows, offset, with_rng, digests):
         """Two launches (the digests, then a thread per row for the fields) and one copy of the faults to the
         host."""
         rows = rows.to(self.device).contiguous()

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <stdexcept>
@@ -202,6 +203,13 @@ void bind_lists(py::module_& m) {
   CULE_STEP_OUTPUTS(CULE_OUTPUT_DTYPE)
 #undef CULE_OUTPUT_DTYPE
   m.attr("step_outputs") = outputs;
+  py::dict fields;  // name -> (byte offset, bytes) of the output in an environment's EnvResult
+#define CULE_OUTPUT_FIELD(type, name, element, field) \
+  fields[#name] = py::make_tuple(offsetof(cule::EnvResult, field), sizeof(type));
+  CULE_STEP_OUTPUTS(CULE_OUTPUT_FIELD)
+#undef CULE_OUTPUT_FIELD
+  m.attr("result_fields") = fields;
+  m.attr("result_bytes") = sizeof(cule::EnvResult);
 }
 
 }  // namespace

@@ -224,7 +224,6 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   }
   CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
 #undef CULE_MAKE_OUTPUT
-  bool ended = false;
   {
     py::gil_scoped_release release;
     std::vector<cule::Emulator::BatchGather> gathers;
@@ -235,10 +234,9 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
                                                      positions[k] ? positions[k]->data() : nullptr));
     }
     cule::run_batches(pool, gathers, counts);
-    for (size_t i = 0; i < count && same_step; ++i) ended |= out.terminated[i] || out.truncated[i];
   }
-  // final_obs only when an episode ended: the host knows at no cost.
-  return py::make_tuple(obs, ended ? py::object(*final_obs) : py::none(), py::tuple(arrays));
+  // SameStep: final_obs on every step (zeros where no episode ended), as every backend gives it
+  return py::make_tuple(obs, final_obs ? py::object(*final_obs) : py::none(), py::tuple(arrays));
 }
 
 // The debug views, generated from the structs' field lists (field_views.hpp).
@@ -294,8 +292,8 @@ void bind_vector(EmulatorClass& c) {
       .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step, bool threads) {
         return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step, threads ? e.pool() : nullptr);
       }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"), py::arg("threads") = true,
-           "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs or None "
-           "when no episode ended or not SameStep, a tuple of one array per output of cule._core.step_outputs). "
+           "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs (SameStep: "
+           "zeros where no episode ended) or None, a tuple of one array per output of cule._core.step_outputs). "
            "threads: copy them on the last run's threads (False while a run may be going on in the background).");
 }
 
