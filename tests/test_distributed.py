@@ -1,4 +1,4 @@
-"""Issue 9: every trainer under torchrun with two CPU processes (gloo), as on K GPUs with NCCL."""
+"""Every trainer under torchrun with two CPU processes (gloo), as on K GPUs with NCCL."""
 import subprocess
 import sys
 from pathlib import Path
