@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import cule
+from cule import backends
 from cule.backends import cuda
 from conftest import report
 
@@ -246,4 +247,4 @@ def test_kernel_signatures_come_from_the_core_and_the_shim_checks_each_argument(
     with pytest.raises(ValueError, match="takes 2 arguments, got 3"):
         _core.shim_launch("2K", "cule_reset", 1, 64, [view.data_ptr(), 1, 0], [1, 2, 2])
     assert _core.threads_per_block == cuda.THREADS_PER_BLOCK == 64
-    assert cuda.torch_dtype(np.dtype(np.uint16)) == torch.uint16 and cuda.torch_dtype(np.float32) == torch.float32
+    assert backends.torch_dtype(np.dtype(np.uint16)) == torch.uint16 and backends.torch_dtype(np.float32) == torch.float32

@@ -145,7 +145,7 @@ def test_each_checked_field_is_refused_by_name_and_nothing_changes(shim):
     _redigest(rows)
     with pytest.raises(StateError, match="noop_rng"):
         env.restore_state(rows)
-    # every fault the checks know of is reached (the digest's by the test above)
+    # every fault the checks know of is reached (the payload digest by the test above)
     assert refused | {"kNoopRng", "kStateDigest"} == set(FAULTS), set(FAULTS) - refused
     # a row of several, and the count of refused rows
     rows = env.clone_state()

@@ -93,3 +93,20 @@ class GameBlock:
     def rgb(self, screens: np.ndarray) -> np.ndarray:
         """RGB of palette indices [..., H, 160] with this block's palette (NTSC or PAL)."""
         return palette_for(self.is_pal)[0][screens]
+
+
+def blocks_of(blocks: list[GameBlock], backend, ids: np.ndarray) -> list[tuple[GameBlock, np.ndarray]]:
+    """(block, positions in ids of its environments) for each block with environments among ids; `backend`
+    splits a batch of several (cule.mixed.MixedBackend.split)."""
+    if len(blocks) == 1:
+        return [(blocks[0], np.arange(len(ids)))]
+    return [(blocks[k], positions) for k, positions, _ in backend.split(ids)]
+
+
+def rgb_of(blocks: list[GameBlock], backend, screens: np.ndarray) -> np.ndarray:
+    """RGB, uint8 [N, H, 160, 3], of every environment's palette indices [N, H, 160], each with its game's
+    palette."""
+    rgb = np.zeros((*screens.shape, 3), np.uint8)
+    for block, rows in blocks_of(blocks, backend, np.arange(len(screens))):
+        rgb[rows] = block.rgb(screens[rows])
+    return rgb

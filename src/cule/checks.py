@@ -80,8 +80,23 @@ def check_game_options(unit: str, info: dict, mode, difficulty) -> None:
             raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
 
 
-def reset_seeds(seed, count: int) -> np.ndarray:
-    """int64 [count] seeds of the environments a reset resets, -1 where None keeps each console and RNG."""
+def reset_seeds(seed, powered: np.ndarray, gymnasium: bool = False) -> np.ndarray:
+    """int64 seeds of the environments a reset resets (`powered`: bool, whether each holds a console yet), -1
+    where None keeps a console and its RNG. One never powered on draws a fresh seed, as ale-py's random_device
+    would. gymnasium's AtariEnv turns a seed into (numpy seed, ALE seed) with SeedSequence(seed); ALE gets the
+    second."""
+    seeds = given_seeds(seed, len(powered))
+    fresh = (seeds < 0) & ~powered
+    if fresh.any():
+        seeds[fresh] = np.random.SeedSequence().generate_state(int(fresh.sum())) & MAX_SEED
+    if gymnasium:
+        seeds = np.array([np.random.SeedSequence(int(s)).generate_state(2)[1] if s >= 0 else -1 for s in seeds],
+                         dtype=np.int64)
+    return seeds
+
+
+def given_seeds(seed, count: int) -> np.ndarray:
+    """int64 [count] seeds from reset's `seed` argument, -1 for None."""
     if seed is None:
         return np.full(count, -1, dtype=np.int64)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):

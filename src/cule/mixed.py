@@ -24,6 +24,7 @@ single-game env with ``full_action_space=True`` seeded the same way.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 from typing import Any
 
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from . import _core
-from .backends import Backend, StepResult
+from .backends import Backend, BackendSettings, StepResult, create, index_tensor
 from .backends.cpu import CpuBackend
 from .games import FULL_ACTION_SET
 
@@ -86,6 +87,16 @@ def game_counts(games, num_envs) -> list[tuple[str, int]]:
         raise ValueError(f"a game is listed twice in {names}; give it more environments with a dict "
                          f"{{game: count}} instead")
     return [(g, int(c)) for g, c in counts]
+
+
+def batch_backend(blocks, device: torch.device, settings: BackendSettings) -> Backend:
+    """The backend of a batch of blocks (cule.blocks): its block's own for one game; for several, MixedBackend
+    over the blocks' own, which runs them on one pool of `settings.num_threads` threads."""
+    if len(blocks) == 1:
+        return create(blocks[0].emulator, device, settings)
+    own = dataclasses.replace(settings, num_threads=1, background=False)
+    return MixedBackend([create(b.emulator, device, own) for b in blocks], [b.count for b in blocks], device,
+                        settings.num_threads, settings.background)
 
 
 class MixedBackend(Backend):
@@ -145,7 +156,7 @@ class MixedBackend(Backend):
 
     def on_device(self, positions: np.ndarray, device: torch.device | None = None) -> torch.Tensor:
         """Batch positions as an index tensor on `device` (default: the batch's)."""
-        return torch.from_numpy(positions).to(device or self.device, dtype=torch.long)
+        return index_tensor(positions, device or self.device)
 
     def actions(self, actions, batch_size: int):
         return self.parts[0].actions(actions, batch_size)  # every game has ALE's 18 actions, in id order
@@ -175,7 +186,7 @@ class MixedBackend(Backend):
                                                    [local for _, _, local in split],
                                                    [positions for _, positions, _ in split], obs_shape, same_step,
                                                    self._pool if self._executor is None else None)
-            return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
+            return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
                               None if final is None else torch.from_numpy(final))
         obs_shape = self.parts[0].obs_shape
         results = []  # (positions on the device, [obs, *step outputs, final_obs or None]) per mapper group
@@ -192,7 +203,7 @@ class MixedBackend(Backend):
 
         columns = range(1 + len(_core.step_outputs))
         final = merged(len(columns)) if same_step else None
-        return StepResult(*map(merged, columns), torch.from_numpy(ids.copy()).to(self.device), final)
+        return StepResult(*map(merged, columns), torch.from_numpy(ids).clone().to(self.device), final)
 
     def screens(self):
         screens = [p.screens() for p in self.parts]

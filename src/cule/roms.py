@@ -111,10 +111,11 @@ def _squash(name: str) -> str:
 
 
 def _game_from_name(name: str) -> str | None:
-    """Maps "pong", "Pong", "ALE/Pong-v5", "PongNoFrameskip-v4" to "pong"."""
+    """Maps "pong", "Pong", "ALE/Pong-v5", "cule/Pong-v5", "PongNoFrameskip-v4" to "pong"."""
     stem = name.strip()
-    if stem.startswith("ALE/"):
-        stem = stem[4:]
+    for namespace in ("ALE/", "cule/"):
+        if stem.startswith(namespace):
+            stem = stem[len(namespace):]
     stem = re.sub(r"-v\d+$", "", stem)
     stem = re.sub(r"(NoFrameskip|Deterministic)$", "", stem)
     # Comparing without case or separators also maps TicTacToe3D and UpNDown.

@@ -17,10 +17,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import _core, backends, checks, mixed
-from . import state as state_format
 from .batching import BatchQueue
-from .blocks import GameBlock
-from .errors import StateError
+from .blocks import GameBlock, rgb_of
+from .env_states import EnvStates
 
 # The step outputs that are not in gymnasium's (obs, rewards, terminated, truncated) go to info.
 _INFO_OUTPUTS = tuple(name for name in _core.step_outputs if name not in ("rewards", "terminated", "truncated"))
@@ -128,21 +127,17 @@ class AtariVectorEnv(VectorEnv):
         mixed.check_shapes(self.blocks)
         self.img_height, self.img_width, self.action_set = first.img_height, first.img_width, first.action_set
         self._make_spaces()
-        self._loaded = np.zeros(self.num_envs, dtype=bool)  # powered on by a seeded reset
-        self._issued = state_format.IssuedRows()
         self._queue = BatchQueue(self.batch_size)
-        background = self.batch_size != self.num_envs
-        parts = [backends.create(b.emulator, self.device, backends.BackendSettings(
+        self.backend = mixed.batch_backend(self.blocks, self.device, backends.BackendSettings(
             action_set=self.action_set, obs_shape=self.single_observation_space.shape, frameskip=self.frameskip,
-            num_threads=1 if several else self.num_threads, background=background and not several,
-            start_cache=reset_mode == "cache", shim=_shim)) for b in self.blocks]
+            num_threads=self.num_threads, background=self.batch_size != self.num_envs,
+            start_cache=reset_mode == "cache", shim=_shim))
+        self._states = EnvStates(self.blocks, self.backend, self.device, self.num_envs)
+        self._game_of = None  # info["game"] of each environment in a mixed batch
         if several:
             self.games = [b.name for b in self.blocks]
-            self.backend = mixed.MixedBackend(parts, [b.count for b in self.blocks], self.device, self.num_threads,
-                                              background)
-            self._game_of = torch.from_numpy(self.backend.part_of).to(self.device)  # info["game"]
+            self._game_of = torch.from_numpy(self.backend.part_of).to(self.device)
         else:
-            self.backend, self._game_of = parts[0], None
             for name in _ONE_GAME:
                 setattr(self, name, getattr(first, name))
 
@@ -185,17 +180,11 @@ class AtariVectorEnv(VectorEnv):
         if partial and self.batch_size != self.num_envs:
             raise ValueError(f"partial resets need batch_size == num_envs (got batch_size={self.batch_size}, "
                              f"num_envs={self.num_envs})")
-        seeds = checks.reset_seeds(seed, len(ids))
-        fresh = (seeds < 0) & ~self._loaded[ids]
-        if fresh.any():  # never powered on: draw seeds as ale-py's random_device would
-            seeds[fresh] = np.random.SeedSequence().generate_state(int(fresh.sum())) & checks.MAX_SEED
-        if self._gymnasium:  # gymnasium's AtariEnv: SeedSequence(seed) -> (numpy seed, ALE seed)
-            seeds = np.array([np.random.SeedSequence(int(s)).generate_state(2)[1] if s >= 0 else -1 for s in seeds],
-                             dtype=np.int64)
+        seeds = checks.reset_seeds(seed, self._states.loaded[ids], self._gymnasium)
         self._queue.drain()
         self.backend.check_deferred()
         self.backend.run(ids, None, seeds, True)
-        self._loaded[ids] = True
+        self._states.loaded[ids] = True
         if partial:
             obs, _, _, _, info = self._gather(np.arange(self.num_envs, dtype=np.int32))
             return obs, info
@@ -247,11 +236,7 @@ class AtariVectorEnv(VectorEnv):
 
     def get_screen_rgb(self) -> torch.Tensor:
         """RGB, uint8 [N, H, 160, 3], as ALEInterface.getScreenRGB()."""
-        screen = self.get_screen().cpu().numpy()
-        rgb = np.zeros((*screen.shape, 3), np.uint8)
-        for block, rows in self._blocks_of(np.arange(self.num_envs)):
-            rgb[rows] = block.rgb(screen[rows])
-        return torch.from_numpy(rgb).to(self.device)
+        return torch.from_numpy(rgb_of(self.blocks, self.backend, self.get_screen().cpu().numpy())).to(self.device)
 
     def lives(self) -> torch.Tensor:
         """Lives, int32 [N], as ALEInterface.lives()."""
@@ -274,15 +259,7 @@ class AtariVectorEnv(VectorEnv):
         ``ids``: an int, a sequence, or an array of ints. In a mixed batch each game's rows are padded to the
         widest game's.
         """
-        ids, with_rng = self._state_ids(ids, "ids"), bool(include_rng)
-        blocks = self._blocks_of(ids)
-        payload = max(b.emulator.state_bytes(with_rng) for b, _ in blocks)
-        rows = torch.zeros((len(ids), state_format.HEADER_BYTES + payload), dtype=torch.uint8, device=self.device)
-        for block, positions in blocks:
-            rows[self._on_device(positions), :state_format.HEADER_BYTES] = torch.from_numpy(
-                block.header(with_rng)).to(self.device)
-        state_format.set_digests(rows, self.backend.save_states(ids, rows, state_format.HEADER_BYTES, with_rng))
-        return self._issued.add(rows)
+        return self._states.clone(self._state_ids(ids, "ids"), bool(include_rng))
 
     def restore_state(self, states, ids=None) -> None:
         """Puts states from clone_state() back: row i into environment ids[i] (default: all, one row each).
@@ -292,27 +269,7 @@ class AtariVectorEnv(VectorEnv):
         version, damaged rows and rows holding values the emulator never makes raise StateError (naming the
         row, part and field), and nothing changes.
         """
-        ids = self._state_ids(ids, "ids")
-        if len(np.unique(ids)) != len(ids):
-            raise ValueError("ids lists an environment twice: one row each")
-        rows = state_format.as_rows(states)
-        if rows.shape[0] != len(ids):
-            raise StateError(f"{rows.shape[0]} state row(s) for {len(ids)} environment(s): pass one row per id")
-        trusted = rows in self._issued
-        rows = rows.to(self.device)
-        with_rng = set()
-        for block, positions in self._blocks_of(ids):
-            mine = rows if len(positions) == len(ids) else rows[self._on_device(positions)]
-            with_rng.add(block.read_headers(mine[:, :state_format.stated_bytes(mine)]))
-        if len(with_rng) != 1:
-            raise StateError("some rows hold the sticky-action RNG and some do not; restore them in separate calls")
-        with_rng = with_rng.pop()
-        faults = self.backend.check_states(ids, rows, state_format.HEADER_BYTES, with_rng,
-                                           None if trusted else state_format.digests(rows))
-        if faults.any():
-            state_format.raise_faults(faults, self._block_of(ids[np.flatnonzero(faults)[0]]).name)
-        self.backend.load_states(ids, rows, state_format.HEADER_BYTES, with_rng)
-        self._loaded[ids] = True
+        self._states.restore(states, self._state_ids(ids, "ids"))
 
     def copy_state(self, src_ids, dst_ids, *, include_rng: bool = True) -> None:
         """Forks: environment src_ids[i]'s state onto dst_ids[i], without the states leaving the device.
@@ -321,18 +278,7 @@ class AtariVectorEnv(VectorEnv):
         source may feed many); in a mixed batch both play the same game. With ``include_rng=False`` each
         destination keeps its sticky-action RNG, so the forks draw different sticky actions.
         """
-        src, dst = self._state_ids(src_ids, "src_ids"), self._state_ids(dst_ids, "dst_ids")
-        if len(src) == 1 and len(dst) > 1:
-            src = np.repeat(src, len(dst))
-        if len(src) != len(dst):
-            raise ValueError(f"src_ids ({len(src)}) and dst_ids ({len(dst)}) must pair up (or src_ids be one id)")
-        if len(np.unique(dst)) != len(dst):
-            raise ValueError("dst_ids lists an environment twice")
-        if np.intersect1d(src, dst).size:
-            raise ValueError(f"environments {np.intersect1d(src, dst).tolist()} are both sources and destinations; "
-                             f"fork in two calls")
-        self.backend.copy_states(src, dst, bool(include_rng))
-        self._loaded[dst] = True
+        self._states.copy(self._state_ids(src_ids, "src_ids"), self._state_ids(dst_ids, "dst_ids"), bool(include_rng))
 
     # ---- internals
 
@@ -360,18 +306,6 @@ class AtariVectorEnv(VectorEnv):
             raise ValueError(f"states need batch_size == num_envs (got batch_size={self.batch_size}, "
                              f"num_envs={self.num_envs})")
         return checks.env_ids(ids, name, self.num_envs)
-
-    def _blocks_of(self, ids: np.ndarray) -> list[tuple[GameBlock, np.ndarray]]:
-        """(block, positions in ids of its environments) for each block with environments among ids."""
-        if len(self.blocks) == 1:
-            return [(self.blocks[0], np.arange(len(ids)))]
-        return [(self.blocks[k], positions) for k, positions, _ in self.backend.split(ids)]
-
-    def _block_of(self, env: int) -> GameBlock:
-        return self.blocks[0] if len(self.blocks) == 1 else self.blocks[int(self.backend.part_of[env])]
-
-    def _on_device(self, positions: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.asarray(positions)).to(self.device, dtype=torch.long)
 
     def _gather(self, ids: np.ndarray):
         r = self.backend.gather(ids, self._same_step)

@@ -22,7 +22,10 @@ over the CPU backend, the launch shim and, on a GPU, CUDA):
   more than they return: ``lives`` is the last step's (or reset's), as the
   step's ``info["lives"]`` gave it.
 - **Resets** run ALE's reset sequence, or (``start_cache``) start from a
-  state recorded at the last seeded reset, the same on every backend.
+  state recorded at the last seeded reset, the same on every backend: one
+  builder records the start states (``Emulator.prepare_start_cache``, on the
+  host, within the reset on the CPU, before it on CUDA, which then uploads
+  them), and the reset kernel or thread picks among them with the same RNG.
 """
 from __future__ import annotations
 
@@ -119,8 +122,18 @@ def result_column(results, name: str):
     dtype = _core.step_outputs[name]
     if isinstance(results, torch.Tensor):
         rows = results.view(-1, _core.result_bytes)[:, offset:offset + size].contiguous()
-        return rows.view(torch.from_numpy(np.empty(0, dtype)).dtype).flatten()
+        return rows.view(torch_dtype(dtype)).flatten()
     return np.ascontiguousarray(results.reshape(-1, _core.result_bytes)[:, offset:offset + size]).view(dtype).ravel()
+
+
+def torch_dtype(dtype) -> torch.dtype:
+    """The torch element type of a numpy one (any that torch has)."""
+    return torch.from_numpy(np.empty(0, dtype=dtype)).dtype
+
+
+def index_tensor(positions: np.ndarray, device: torch.device) -> torch.Tensor:
+    """Batch positions (numpy ints) as an index tensor on `device`."""
+    return torch.from_numpy(np.asarray(positions)).to(device, dtype=torch.long)
 
 
 def check_action_batch(actions, batch_size: int) -> None:

@@ -35,7 +35,7 @@ import torch
 from .. import _core
 from ..errors import CudaUnavailableError
 from ..kernels import KernelBuild, find_binary, kernel_source
-from . import Backend, StepResult, check_action_batch, result_column
+from . import Backend, StepResult, check_action_batch, result_column, torch_dtype
 
 THREADS_PER_BLOCK = _core.threads_per_block  # cule/cpp/vector/kernel_abi.hpp: two warps
 WARP = 32
@@ -206,11 +206,6 @@ class ShimLauncher:
         values = kernel_arguments(kernel, args)
         _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
                           [_KIND_CODES[kind] for _, kind in values])
-
-
-def torch_dtype(dtype) -> torch.dtype:
-    """The torch element type of a numpy one (any that torch has)."""
-    return torch.from_numpy(np.empty(0, dtype=dtype)).dtype
 
 
 def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,

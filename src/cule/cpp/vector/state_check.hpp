@@ -19,7 +19,7 @@
 
 namespace cule {
 
-// X(name, part, field, rule): the faults a row can have, the digest's
+// X(name, part, field, rule): the faults a row can have, the payload digest
 // first, then check_row's in the order it looks for them. The rules are
 // those the emulator keeps; the list reaches Python as
 // cule._core.state_faults (index = fault code - 1).
