@@ -5,6 +5,7 @@ import importlib.util
 import pytest
 import torch
 
+import cule
 from cule.benchmarks import fps_sweep as sweep
 
 
@@ -88,3 +89,20 @@ def test_fps_benchmark_times_the_shared_adapters():
     env.reset(0)
     obs, rewards, dones = env.step(torch.zeros(2, dtype=torch.long))
     assert int(obs.sum()) == 0 and env.frame_numbers().tolist() == [4, 4]
+
+
+def test_fps_benchmark_reports_wall_and_cpu_ratios_with_their_spread():
+    from cule.benchmarks import adapters, fps
+
+    frames, wall, cpu = adapters.timed_steps(adapters.make("cule-cpu", "pong", 2, 1), 5)
+    assert frames == 5 * 4 * 2 and wall > 0 and cpu > 0
+    row = fps.compare(lambda: adapters.make("cule-cpu", "pong", 2, 1),
+                      lambda: adapters.make("ale-vector", "pong", 2, 1), 3, 3)
+    for kind in ("ratio", "cpu_ratio"):
+        low, high = row[f"{kind}_spread"]
+        assert 0 < low <= row[kind] <= high
+    assert row["cule_cpu_us"] > 0 and row["ale_cpu_us"] > 0
+    drawn = fps.drawn_games(10, 2026, fps.GAMES)
+    assert drawn == fps.drawn_games(10, 2026, fps.GAMES) and len(set(drawn)) == 10
+    assert not set(drawn) & set(fps.GAMES) and set(drawn) <= set(cule.list_games())
+    assert drawn != fps.drawn_games(10, 2027, fps.GAMES)

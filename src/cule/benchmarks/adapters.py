@@ -243,20 +243,28 @@ def make(backend: str, game: str, n: int, threads: int) -> Env:
     return kinds[backend](game, n, threads)
 
 
-def frames_per_second(env: Env, steps: int, seed: int = 0) -> float:
-    """Emulated frames per second (steps x frameskip x envs) of `steps` steps with uniformly random actions
-    drawn beforehand, after a reset and one warm-up step; closes `env`."""
+def timed_steps(env: Env, steps: int, seed: int = 0) -> tuple[int, float, float]:
+    """(emulated frames, wall seconds, process CPU seconds) of `steps` steps with uniformly random actions drawn
+    beforehand, after a reset and one warm-up step; closes `env`. CPU seconds are the whole process's, every
+    thread's (cule's and ale-py's workers run in this process): a figure other jobs on the machine inflate far
+    less than the wall clock."""
     try:
         env.reset(seed)
         gen = torch.Generator().manual_seed(seed)
         actions = [torch.randint(0, env.num_actions, (env.n,), generator=gen).to(env.device)
                    for _ in range(steps + 1)]
         env.step(actions[0])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for a in actions[1:]:
             env.step(a)
         if env.device.type == "cuda":
             torch.cuda.synchronize(env.device)
-        return steps * env.frameskip * env.n / (time.perf_counter() - t0)
+        return steps * env.frameskip * env.n, time.perf_counter() - t0, time.process_time() - c0
     finally:
         env.close()
+
+
+def frames_per_second(env: Env, steps: int, seed: int = 0) -> float:
+    """Emulated frames per wall-clock second of timed_steps."""
+    frames, wall, _ = timed_steps(env, steps, seed)
+    return frames / wall

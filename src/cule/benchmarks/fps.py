@@ -10,13 +10,20 @@ no-ops, FIRE reset, reward clipping) and random actions:
   single: one cule thread stepping envs vs one ale_py.ALEInterface with
           frame_skip 4 in a Python loop (a frame count both emulate).
 
-Figures are emulated frames per second (steps x frameskip x envs). Runs are
-interleaved and repeated (median reported) because a shared machine's speed
-drifts; ratios, not absolute numbers, are what to compare across machines.
+Each measurement records emulated frames (steps x frameskip x envs), wall
+seconds and the process's CPU seconds (all threads). cule and ale-py
+alternate ``--repeats`` times (default 5); each alternation gives a ratio
+(ale-py's seconds per frame over cule's), and the table reports the median
+ratio and its spread (lowest-highest) for wall time and for CPU time. CPU
+time is the steadier figure on a shared machine; ratios, not absolute
+numbers, are what to compare across machines. ``--draw N --seed S`` adds N
+games drawn at random from the 104 (games nobody tuned for), reported beside
+``--games``.
 
     python -m cule.benchmarks.fps                     # 5 games, 16 and 64 envs; runs/fps/fps.json and fps.png
     python -m cule.benchmarks.fps --scale --games pong  # also 256 and 1,024 envs
-    python -m cule.benchmarks.fps --games pong --envs 8 32 --repeats 5
+    python -m cule.benchmarks.fps --games pong --envs 8 32 --repeats 7
+    python -m cule.benchmarks.fps --draw 10 --seed 2026  # plus 10 random games; the seed is recorded
     python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
 """
 from __future__ import annotations
@@ -35,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+import cule
 from cule.benchmarks import adapters, add_output_dir, pyplot
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
@@ -57,6 +65,33 @@ def ale_vector(game: str, n: int, steps: int, threads: int) -> float:
 def ale_single(game: str, steps: int) -> float:
     """One ALEInterface, frame_skip 4, random minimal actions, reset at game over, no screen read."""
     return adapters.frames_per_second(adapters.AleLoopEnv(game, 1, 1, screens=False), steps)
+
+
+def per_frame(env, steps: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per emulated frame of `steps` timed steps of `env` (closed after)."""
+    frames, wall, cpu = adapters.timed_steps(env, steps)
+    return wall / frames, cpu / frames
+
+
+def compare(make_ours, make_theirs, steps: int, repeats: int) -> dict:
+    """cule and ale-py alternated `repeats` times: median frames/s, CPU microseconds per frame, and the ratios
+    (ale-py's seconds per frame over cule's) of wall and CPU time, median and spread over the alternations."""
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(per_frame(make_ours(), steps))
+        theirs.append(per_frame(make_theirs(), steps))
+    ratios = {kind: [t[i] / o[i] for o, t in zip(ours, theirs)] for i, kind in enumerate(("wall", "cpu"))}
+    return dict(cule_fps=1 / statistics.median(o[0] for o in ours), ale_fps=1 / statistics.median(t[0] for t in theirs),
+                cule_cpu_us=1e6 * statistics.median(o[1] for o in ours),
+                ale_cpu_us=1e6 * statistics.median(t[1] for t in theirs),
+                ratio=statistics.median(ratios["wall"]), ratio_spread=[min(ratios["wall"]), max(ratios["wall"])],
+                cpu_ratio=statistics.median(ratios["cpu"]), cpu_ratio_spread=[min(ratios["cpu"]), max(ratios["cpu"])])
+
+
+def drawn_games(count: int, seed: int, exclude: list[str]) -> list[str]:
+    """`count` games drawn without replacement from the 104, none of `exclude`, reproducibly from `seed`."""
+    pool = [g for g in cule.list_games() if g not in exclude]
+    return sorted(np.random.default_rng(seed).choice(pool, size=count, replace=False).tolist())
 
 
 def profile(game: str, envs: int, steps: int) -> None:
@@ -85,7 +120,11 @@ def main() -> None:
                         help="vector steps timed per measurement at 16 envs (larger batches: as many frames)")
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="worker threads for both vector envs (default: all cores)")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions; the median is reported")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="alternations of cule and ale-py; the median ratio and its spread are reported")
+    parser.add_argument("--draw", type=int, default=0, metavar="N",
+                        help="also measure N games drawn at random from the 104 (not among --games)")
+    parser.add_argument("--seed", type=int, default=0, help="the random draw's seed (recorded in fps.json)")
     add_output_dir(parser, "fps")
     parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
     parser.add_argument("--replot", action="store_true", help="instead: redraw fps.png from --output-dir's fps.json")
@@ -101,33 +140,38 @@ def main() -> None:
 
     if args.scale:
         args.envs = sorted(set(args.envs) | set(SCALE_ENVS))
+    if args.repeats < 1 or args.draw < 0:
+        parser.error("--repeats must be at least 1 and --draw at least 0")
+    drawn = drawn_games(args.draw, args.seed, args.games) if args.draw else []
     rows = []
-    print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} {'ratio':>6s}", flush=True)
-    for game in args.games:
+    print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} "
+          f"{'wall ratio (spread)':>20s} {'cpu ratio (spread)':>19s}", flush=True)
+    for game in list(args.games) + drawn:
         for n in args.envs:
-            ours, theirs = [], []
-            for _ in range(args.repeats):
-                ours.append(cule_vector(game, n, steps_for(n, args.steps), args.threads))
-                theirs.append(ale_vector(game, n, steps_for(n, args.steps), args.threads))
-            rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, cule_fps=statistics.median(ours),
-                             ale_fps=statistics.median(theirs)))
-        ours, theirs = [], []
-        for _ in range(args.repeats):
-            ours.append(cule_vector(game, 4, args.steps, 1))
-            theirs.append(ale_single(game, args.steps * 4))
-        rows.append(dict(kind="single", game=game, envs=4, threads=1, cule_fps=statistics.median(ours),
-                         ale_fps=statistics.median(theirs)))
+            steps = steps_for(n, args.steps)
+            row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads),
+                          lambda: adapters.make("ale-vector", game, n, args.threads), steps, args.repeats)
+            rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, drawn=game in drawn, **row))
+        row = compare(lambda: adapters.make("cule-cpu", game, 4, 1),
+                      lambda: adapters.AleLoopEnv(game, 1, 1, screens=False), args.steps, args.repeats)
+        rows.append(dict(kind="single", game=game, envs=4, threads=1, drawn=game in drawn, **row))
         for r in rows[-len(args.envs) - 1:]:
-            r["ratio"] = r["cule_fps"] / r["ale_fps"]
             print(f"{r['kind']:8s} {r['game']:15s} {r['envs']:4d} {r['cule_fps']:9.0f} {r['ale_fps']:10.0f} "
-                  f"{r['ratio']:6.2f}", flush=True)
-    for kind, target in (("vector", 2.0), ("single", 1.5)):
-        ratios = [r["ratio"] for r in rows if r["kind"] == kind]
-        print(f"{kind}: ratio cule/ale-py median {statistics.median(ratios):.2f}, geometric mean "
-              f"{float(np.exp(np.mean(np.log(ratios)))):.2f} (target {target})")
+                  f"{r['ratio']:6.2f} ({r['ratio_spread'][0]:.2f}-{r['ratio_spread'][1]:.2f}) "
+                  f"{r['cpu_ratio']:6.2f} ({r['cpu_ratio_spread'][0]:.2f}-{r['cpu_ratio_spread'][1]:.2f})",
+                  flush=True)
+    for label, chosen in (("benchmark games", False), (f"{len(drawn)} drawn games (seed {args.seed})", True)):
+        for kind, target in (("vector", 2.0), ("single", 1.5)):
+            picked = [r for r in rows if r["kind"] == kind and r["drawn"] == chosen]
+            if picked:
+                wall, cpu = [r["ratio"] for r in picked], [r["cpu_ratio"] for r in picked]
+                print(f"{label}, {kind}: cule/ale-py median wall {statistics.median(wall):.2f}, CPU "
+                      f"{statistics.median(cpu):.2f} (lowest {min(cpu):.2f}); geometric mean wall "
+                      f"{float(np.exp(np.mean(np.log(wall)))):.2f} (target {target})")
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
-                steps=args.steps, repeats=args.repeats, date=time.strftime("%Y-%m-%d"))
+                steps=args.steps, repeats=args.repeats, draw=args.draw, seed=args.seed, drawn=drawn,
+                date=time.strftime("%Y-%m-%d"))
     with open(out / "fps.json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)
     plot(rows, out / "fps.png", parser)
