@@ -40,3 +40,35 @@ def test_memory_counts_are_per_environment_step(monkeypatch, tmp_path):
     assert row["kb_from_memory"] == 60 * 64 / 1024
     table = instructions.memory_table([row])
     assert "| pong | 4 | 40 | 20 | 4 | 0.000M |" in table
+
+
+def write_cachegrind(path, rows):
+    """A cachegrind output file in valgrind's format: rows of (file, function, Ir, Bc, Bcm, Bi, Bim, D1mr, D1mw)."""
+    lines = ["desc: I1 cache: 32768 B, 64 B, 8-way associative", "cmd: python", "events: Ir Bc Bcm Bi Bim D1mr D1mw"]
+    for file, fn, *counts in rows:
+        lines += [f"fl={file}", f"fn={fn}", "12 " + " ".join(map(str, counts))]
+    totals = [sum(r[i] for r in rows) for i in range(2, 9)]
+    lines.append("summary: " + " ".join(map(str, totals)))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_branch_counts_are_per_step_and_split_by_stage(tmp_path):
+    core, tia, py = "/src/cule/cpp/chips/cpu6507.hpp", "/src/cule/cpp/chips/tia.hpp", "Objects/ceval.c"
+    short, long = tmp_path / "a.out", tmp_path / "b.out"
+    write_cachegrind(short, [(core, "cule::cpu::step", 1000, 100, 10, 5, 1, 7, 3),
+                             (py, "_PyEval_EvalFrameDefault", 500, 50, 5, 0, 0, 2, 2)])
+    write_cachegrind(long, [(core, "cule::cpu::step", 5000, 500, 50, 25, 5, 27, 13),
+                            (core, "cule::cpu::step", 1000, 100, 10, 0, 0, 0, 0),  # the same function again
+                            (tia, "cule::tia::draw_pixels", 2000, 300, 60, 0, 0, 10, 0),
+                            (py, "_PyEval_EvalFrameDefault", 900, 90, 9, 0, 0, 2, 2)])
+    f = instructions.branch_figures(short, long, 4)
+    assert f["instructions"] == (8900 - 1500) / 4
+    assert f["branches"] == (1015 - 155) / 4 and f["mispredicts"] == (134 - 16) / 4
+    assert f["d1_misses"] == (54 - 14) / 4
+    stages = f["mispredicts_by_stage"]
+    assert stages["cpu core (decode, dispatch, ALU)"] == (65 - 11) / 4
+    assert stages["tia pixels and collisions"] == 60 / 4 and stages["python and torch"] == 4 / 4
+    assert sum(stages.values()) == f["mispredicts"]
+    assert f["branches_by_stage"]["tia pixels and collisions"] == 300 / 4
+    text = instructions.branches_table([dict(game="pong", cule=f, ale=f)])
+    assert "| pong | cule | 0.00M | 0k | 0.0k (13.7%) | 15.9 | 0.0k |" in text

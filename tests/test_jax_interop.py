@@ -48,3 +48,53 @@ def test_jax_actions_reach_the_env_without_a_copy_and_play_the_same():
         wrapped.step(jnp.array([0, 1, 2, 9], dtype=jnp.int32))
     wrapped.close()
     plain.close()
+
+
+def test_a_jitted_scan_of_300_steps_equals_the_torch_interface():
+    steps, n = 300, 4
+    env = cj.make("breakout", n)
+    ref = cule.AtariVectorEnv("breakout", n)
+    actions = np.random.default_rng(3).integers(0, env.env.single_action_space.n, size=(steps, n)).astype(np.int32)
+
+    @jax.jit
+    def rollout(state, actions):
+        def body(state, a):
+            state, obs, rewards, terminated, truncated, info = env.step(state, a)
+            return state, (obs, rewards, terminated, truncated, info["lives"], info["episode_frame_number"])
+        return jax.lax.scan(body, state, actions)
+
+    state, obs0, info0 = env.reset(11)
+    obs, info = ref.reset(seed=11)
+    np.testing.assert_array_equal(np.asarray(obs0), obs.numpy())
+    np.testing.assert_array_equal(np.asarray(info0["lives"]), info["lives"].numpy())
+    state, outs = rollout(state, jnp.asarray(actions))
+    assert state.tolist() == [env.handle, steps + 1]
+    outs = [np.asarray(o) for o in outs]
+    ended = 0
+    for t in range(steps):
+        obs, rewards, terminated, truncated, info = ref.step(actions[t])
+        ended += int(terminated.sum())
+        for mine, theirs in zip(outs, (obs, rewards, terminated, truncated, info["lives"],
+                                       info["episode_frame_number"])):
+            np.testing.assert_array_equal(mine[t], theirs.numpy(), err_msg=f"step {t}")
+    assert outs[1].sum() > 0  # the rollout scored, so the comparison saw the game move
+    env.close()
+    ref.close()
+
+
+def test_a_key_draws_one_seed_per_environment_and_a_closed_env_refuses_calls():
+    env = cj.make("pong", 3, img_height=42, img_width=42)
+    key = jax.random.key(5)
+    state, obs, _ = jax.jit(env.reset)(key)
+    seeds = np.asarray(jax.random.randint(key, (3,), 0, 2**31 - 1, dtype=jnp.int32))
+    ref = cule.AtariVectorEnv("pong", 3, img_height=42, img_width=42)
+    np.testing.assert_array_equal(np.asarray(obs), ref.reset(seed=seeds)[0].numpy())
+    state, *_ = env.step(state, jnp.array([0, 7, 1], dtype=jnp.int32))  # 7: outside pong's set, plays NOOP
+    np.testing.assert_array_equal(np.asarray(_[0]), ref.step(np.array([0, 0, 1]))[0].numpy())
+    env.close()
+    with pytest.raises(Exception, match="no emulator is registered"):
+        jax.block_until_ready(env.step(state, jnp.zeros(3, dtype=jnp.int32))[1])
+    with pytest.raises(ValueError, match="one game"):
+        cj.make(["pong", "breakout"], 2)
+    with pytest.raises(ValueError, match="NextStep"):
+        cj.make("pong", 2, autoreset_mode="SameStep")

@@ -23,6 +23,13 @@ waiting and handing out environments, independent of how many cores run
 them. valgrind runs one thread at a time, so this says nothing of caches
 shared between cores; only the totals are compared.
 
+With ``--branches`` it runs both sides under ``valgrind --tool=cachegrind
+--branch-sim=yes --cache-sim=yes`` instead and reports per step the
+instructions, branches, simulated mispredicts (conditional and indirect) and
+first-level data-cache misses of cule and ALE, with cule's mispredicts and
+branches split by the same stages. The simulated predictor is simpler than
+a modern core's, so the counts rank causes rather than predict cycles.
+
 With ``--memory N [N ...]`` it measures what a batch of N environments asks
 of memory instead: cule alone on one thread under ``valgrind
 --tool=cachegrind``, whose simulated last-level cache (``--llc-mb``,
@@ -34,6 +41,7 @@ cache, a step misses nearly nothing; past it, every environment's state
 comes from memory at every step, which all cores share.
 
     python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
+    python -m cule.benchmarks.instructions --branches --steps 30 130   # branches, mispredicts, D1 misses
     python -m cule.benchmarks.instructions --games pong --steps 40 200
     python -m cule.benchmarks.instructions --games pong --envs 256 --threads 1 16 --steps 2 6
     python -m cule.benchmarks.instructions --games pong --memory 64 256 --steps 3 8
@@ -128,7 +136,8 @@ for k in range(steps):
 # process (the interpreter, torch, numpy, libc called from Python) is
 # "python and torch".
 STAGES = [
-    ("cpu core and bus", ("cpu6507.hpp", "console.hpp", "cart/", "riot.hpp", "mapper_unit.hpp")),
+    ("cpu core (decode, dispatch, ALU)", ("cpu6507.hpp",)),
+    ("bus, riot and cartridge", ("console.hpp", "cart/", "riot.hpp", "mapper_unit.hpp")),
     ("tia pixels and collisions", ("tia.hpp:cule::tia::draw_pixels", "tia.hpp:cule::tia::paint")),
     ("tia registers and catch-up", ("tia.hpp", "render_log.hpp")),
     ("ale layer and games", ("environment.hpp", "ale.hpp", "games/", "mt19937.hpp")),
@@ -201,9 +210,12 @@ def measure_threads(game: str, steps: tuple[int, int], envs: int, threads: int, 
                 cule_stages=stages(*files, per))
 
 
-def cachegrind(code: str, game: str, steps: int, out: Path, llc_mb: int, *extra: int) -> dict[str, int]:
-    """cachegrind's totals of one child run (Ir, D1mr, DLmr, DLmw, ...) with a last-level cache of llc_mb MB."""
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--LL={llc_mb << 20},16,64",
+def cachegrind(code: str, game: str, steps: int, out: Path, llc_mb: int, *extra: int,
+               branches: bool = False) -> dict[str, int]:
+    """cachegrind's totals of one child run (Ir, D1mr, DLmr, DLmw, ...) with a last-level cache of llc_mb MB
+    (0: valgrind's default for this machine); `branches` adds the branch simulation (Bc, Bcm, Bi, Bim)."""
+    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", *([f"--LL={llc_mb << 20},16,64"] if llc_mb else []),
+           *(["--branch-sim=yes"] if branches else []),
            f"--cachegrind-out-file={out}", sys.executable, "-c", code, game, str(steps), *map(str, extra)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -216,6 +228,79 @@ def cachegrind(code: str, game: str, steps: int, out: Path, llc_mb: int, *extra:
         elif line.startswith("summary:") and events:
             return dict(zip(events, map(int, line.split()[1:])))
     raise RuntimeError(f"no summary in {out}")
+
+
+def cachegrind_costs(out: Path) -> tuple[list[str], dict[str, list[int]]]:
+    """A cachegrind output file's events and exclusive counts by 'file:function' (the file of the inlined
+    source line, as callgrind's grouping)."""
+    events, costs, file, fn = [], {}, "?", "?"
+    for line in out.read_text(errors="replace").splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("fl="):
+            file = line[3:]
+        elif line.startswith("fn="):
+            fn = line[3:]
+        elif line[:1].isdigit():
+            counts = [int(v) for v in line.split()[1:]]
+            row = costs.setdefault(f"{file}:{fn}", [0] * len(events))
+            for i, v in enumerate(counts):
+                row[i] += v
+    return events, costs
+
+
+def branch_figures(short: Path, long: Path, per: float) -> dict:
+    """Per step (the difference of two runs over `per`): instructions, branches, mispredicts, D1 misses, and
+    mispredicts and branches by stage."""
+    (events, a), (_, b) = cachegrind_costs(short), cachegrind_costs(long)
+    index = {e: i for i, e in enumerate(events)}
+
+    def total(costs, names):
+        return sum(row[index[n]] for row in costs.values() for n in names if n in index)
+
+    def step(names):
+        return (total(b, names) - total(a, names)) / per
+
+    by_stage = {stage: [0.0, 0.0] for stage, _ in STAGES}
+    by_stage["python and torch"] = [0.0, 0.0]
+    for name in set(a) | set(b):
+        for k, names in enumerate((("Bcm", "Bim"), ("Bc", "Bi"))):
+            diff = sum(b.get(name, [0] * len(events))[index[n]] - a.get(name, [0] * len(events))[index[n]]
+                       for n in names)
+            by_stage[stage_of(name)][k] += diff / per
+    return dict(instructions=step(("Ir",)), branches=step(("Bc", "Bi")), mispredicts=step(("Bcm", "Bim")),
+                d1_misses=step(("D1mr", "D1mw")), mispredicts_by_stage={k: v[0] for k, v in by_stage.items()},
+                branches_by_stage={k: v[1] for k, v in by_stage.items()})
+
+
+def measure_branches(game: str, steps: tuple[int, int], work: Path) -> dict:
+    """cule and ALE, one environment each, under cachegrind's branch and cache simulation."""
+    row = {"game": game}
+    for side, code in (("cule", CULE_CHILD), ("ale", ALE_CHILD)):
+        files = [work / f"br-{side}-{game}-{n}.out" for n in steps]
+        for n, f in zip(steps, files):
+            cachegrind(code, game, n, f, 0, branches=True)
+        row[side] = branch_figures(*files, steps[1] - steps[0])
+    return row
+
+
+def branches_table(rows: list[dict]) -> str:
+    lines = ["| game | side | instructions | branches | mispredicted | per 1k instructions | D1 misses |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for side, label in (("ale", "ALE"), ("cule", "cule")):
+            f = r[side]
+            lines.append(f"| {r['game']} | {label} | {f['instructions'] / 1e6:.2f}M | {f['branches'] / 1e3:.0f}k | "
+                         f"{f['mispredicts'] / 1e3:.1f}k ({100 * f['mispredicts'] / f['branches']:.1f}%) | "
+                         f"{1e3 * f['mispredicts'] / f['instructions']:.1f} | {f['d1_misses'] / 1e3:.1f}k |")
+    stages = list(rows[0]["cule"]["mispredicts_by_stage"])
+    lines += ["", "cule's mispredicts per step by stage, thousands (branches in brackets):", "",
+              "| stage | " + " | ".join(r["game"] for r in rows) + " |", "|---|" + "---|" * len(rows)]
+    for s in stages:
+        lines.append(f"| {s} | " + " | ".join(
+            f"{r['cule']['mispredicts_by_stage'][s] / 1e3:.1f} ({r['cule']['branches_by_stage'][s] / 1e3:.0f})"
+            for r in rows) + " |")
+    return "\n".join(lines)
 
 
 def measure_memory(game: str, steps: tuple[int, int], envs: int, llc_mb: int, work: Path) -> dict:
@@ -279,6 +364,9 @@ def main() -> None:
                              "environments on one thread (cachegrind; try --steps 3 8)")
     parser.add_argument("--llc-mb", type=int, default=32,
                         help="with --memory: the simulated last-level cache, in MB (a power of two; default 32)")
+    parser.add_argument("--branches", action="store_true",
+                        help="instead: branches, simulated mispredicts and D1 misses per step, cule and ALE, with "
+                             "cule's mispredicts by stage (cachegrind)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
     if args.steps[1] <= args.steps[0]:
@@ -296,6 +384,9 @@ def main() -> None:
         return
     if args.memory:
         count_memory(args, out)
+        return
+    if args.branches:
+        count_branches(args, out)
         return
     rows = []
     with tempfile.TemporaryDirectory() as work:
@@ -329,6 +420,18 @@ def count_threads(args, out: Path) -> None:
                       f"{rows[-1]['cule_per_env_step'] / 1e6:.3f}M per env-step ({time.perf_counter() - t0:.0f} s)",
                       flush=True)
     write(out / "threads", rows, threads_table(rows), args.steps)
+
+
+def count_branches(args, out: Path) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for game in args.games:
+            t0 = time.perf_counter()
+            rows.append(measure_branches(game, tuple(args.steps), Path(work)))
+            c, a = rows[-1]["cule"], rows[-1]["ale"]
+            print(f"{game:16s} mispredicts per step: cule {c['mispredicts'] / 1e3:.1f}k, ALE {a['mispredicts'] / 1e3:.1f}k "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    write(out / "branches", rows, branches_table(rows), args.steps)
 
 
 def count_memory(args, out: Path) -> None:

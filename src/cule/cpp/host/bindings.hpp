@@ -35,5 +35,6 @@ inline std::string cart_name(CartType type) {
 void bind_core(py::module_& m);      // the 6507 on a flat bus, the resize, lane layout, lists
 void bind_emulator(py::module_& m);  // the CPU backend's batch (host/emulator.hpp)
 void bind_shim(py::module_& m);      // the CUDA kernels compiled for the host (kernels/shim.hpp)
+void bind_xla(py::module_& m);       // XLA FFI handlers over the CPU backend (cule.jax)
 
 }  // namespace cule::bindings

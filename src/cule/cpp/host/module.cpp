@@ -6,4 +6,5 @@ PYBIND11_MODULE(_core, m) {
   cule::bindings::bind_core(m);
   cule::bindings::bind_emulator(m);
   cule::bindings::bind_shim(m);
+  cule::bindings::bind_xla(m);
 }
