@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
+from .backends import INFO_OUTPUTS
 from .make import make
 from .roms import list_games
 from .vector_env import AtariVectorEnv
@@ -104,7 +105,7 @@ class AtariEnv(gymnasium.Env):
 
     @staticmethod
     def _info(info) -> dict:
-        return {name: int(info[name][0]) for name in ("lives", "episode_frame_number", "frame_number")}
+        return {name: int(info[name][0]) for name in INFO_OUTPUTS}
 
 
 def make_vec(game: str, num_envs: int = 1, **kwargs) -> AtariVectorEnv:

@@ -151,7 +151,8 @@ class JitEnv:
         return (state, obs, named["rewards"], named["terminated"], named["truncated"], self._info(outputs))
 
     def _info(self, outputs) -> dict:
-        return {k: v for k, v in zip(self.output_names, outputs) if k not in ("rewards", "terminated", "truncated")}
+        from .backends import INFO_OUTPUTS
+        return {k: v for k, v in zip(self.output_names, outputs) if k in INFO_OUTPUTS}
 
     def close(self) -> None:
         from . import _core

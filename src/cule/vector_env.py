@@ -16,13 +16,11 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import _core, backends, checks, mixed
+from . import backends, checks, mixed
 from .batching import BatchQueue
 from .blocks import GameBlock, rgb_of
 from .env_states import EnvStates
 
-# The step outputs that are not in gymnasium's (obs, rewards, terminated, truncated) go to info.
-_INFO_OUTPUTS = tuple(name for name in _core.step_outputs if name not in ("rewards", "terminated", "truncated"))
 _ONE_GAME = ("rom", "game", "mode", "difficulty", "emulator", "screen_height")  # attributes of a one-game env
 
 
@@ -309,7 +307,7 @@ class AtariVectorEnv(VectorEnv):
 
     def _gather(self, ids: np.ndarray):
         r = self.backend.gather(ids, self._same_step)
-        info = {"env_id": r.env_id, **{name: getattr(r, name) for name in _INFO_OUTPUTS}}
+        info = {"env_id": r.env_id, **{name: getattr(r, name) for name in backends.INFO_OUTPUTS}}
         if r.final_obs is not None:
             info["final_obs"] = r.final_obs
         if self._game_of is not None:

@@ -45,6 +45,8 @@ from .. import _core
 # final_obs [B, *obs_shape] uint8 in SameStep mode (the last observation of the episodes that ended, zeros for
 # the others), else None.
 StepResult = make_dataclass("StepResult", ["obs", *_core.step_outputs, "env_id", "final_obs"])
+# The step outputs that are not gymnasium's (obs, rewards, terminated, truncated): they go to info.
+INFO_OUTPUTS = tuple(name for name in _core.step_outputs if name not in ("rewards", "terminated", "truncated"))
 
 
 class Backend(abc.ABC):
