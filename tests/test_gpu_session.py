@@ -10,8 +10,8 @@ from conftest import REPO
 def test_gpu_session_dry_run_runs_every_part(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(out),
-                           "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "specialised",
-                           "tests", "train", "ncu", "memcheck"],
+                           "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "jax", "specialised",
+                           "tests", "train", "ncu", "memcheck", "--trainers", "a2c_vtrace", "ppo", "ppo_jax"],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     session = json.loads((out / "session.json").read_text())
@@ -22,7 +22,10 @@ def test_gpu_session_dry_run_runs_every_part(tmp_path):
     measured = {(r["game"], r["backend"], r.get("kernels")) for r in rows}
     assert {("pong", "ale-vector", None), ("ms_pacman", "cule-cuda", "mapper"), ("pong", "cule-cuda", "game")} <= measured
     assert all(r["fps"] > 0 for r in rows)
-    assert (out / "train_summary.json").is_file() and (out / "throughput.png").is_file()
+    import tarfile
+    with tarfile.open(out / "train.tar.gz") as tar:
+        assert {"train_a2c_vtrace/summary.json", "train_ppo/summary.json"} <= set(tar.getnames())
+    assert (out / "throughput.png").is_file()
     files = sorted(p.name for p in out.iterdir())
     assert len(files) <= 8, files
     log = (out / "session.log").read_text()

@@ -50,9 +50,30 @@ def test_jax_actions_reach_the_env_without_a_copy_and_play_the_same():
     plain.close()
 
 
-def test_a_jitted_scan_of_300_steps_equals_the_torch_interface():
+def jax_gpu():
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError:
+        return None
+
+
+ON_GPU = torch.cuda.is_available() and jax_gpu() is not None
+NEEDS_GPU = pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU seen by both torch and JAX (JAX's CUDA build)")
+BACKENDS = ["cpu", "shim", pytest.param("cuda", marks=NEEDS_GPU)]
+
+
+def jit_env(backend: str, game: str, n: int, **kwargs):
+    """cule.jax.make on `backend` (the shim: the CUDA backend's launch plan on the host), and the device its
+    jitted calls run on."""
+    if backend == "cuda":
+        return cj.make(game, n, device="cuda", **kwargs), jax_gpu()
+    return cj.make(game, n, **kwargs, **({"_shim": True} if backend == "shim" else {})), jax.devices("cpu")[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_jitted_scan_of_300_steps_equals_the_torch_interface(backend):
     steps, n = 300, 4
-    env = cj.make("breakout", n)
+    env, device = jit_env(backend, "breakout", n)
     ref = cule.AtariVectorEnv("breakout", n)
     actions = np.random.default_rng(3).integers(0, env.env.single_action_space.n, size=(steps, n)).astype(np.int32)
 
@@ -63,21 +84,21 @@ def test_a_jitted_scan_of_300_steps_equals_the_torch_interface():
             return state, (obs, rewards, terminated, truncated, info["lives"], info["episode_frame_number"])
         return jax.lax.scan(body, state, actions)
 
-    state, obs0, info0 = env.reset(11)
-    obs, info = ref.reset(seed=11)
-    np.testing.assert_array_equal(np.asarray(obs0), obs.numpy())
-    np.testing.assert_array_equal(np.asarray(info0["lives"]), info["lives"].numpy())
-    state, outs = rollout(state, jnp.asarray(actions))
+    with jax.default_device(device):
+        state, obs0, info0 = jax.jit(env.reset, static_argnums=0)(11)
+        obs, info = ref.reset(seed=11)
+        np.testing.assert_array_equal(np.asarray(obs0), obs.numpy())
+        np.testing.assert_array_equal(np.asarray(info0["lives"]), info["lives"].numpy())
+        state, outs = rollout(state, jnp.asarray(actions))
+    assert obs0.devices() == {device} and outs[0].devices() == {device}
     assert state.tolist() == [env.handle, steps + 1]
     outs = [np.asarray(o) for o in outs]
-    ended = 0
     for t in range(steps):
         obs, rewards, terminated, truncated, info = ref.step(actions[t])
-        ended += int(terminated.sum())
         for mine, theirs in zip(outs, (obs, rewards, terminated, truncated, info["lives"],
                                        info["episode_frame_number"])):
             np.testing.assert_array_equal(mine[t], theirs.numpy(), err_msg=f"step {t}")
-    assert outs[1].sum() > 0  # the rollout scored, so the comparison saw the game move
+    assert outs[1].sum() > 0 and outs[2].any()  # the rollout scored and lost a game: it saw the game move
     env.close()
     ref.close()
 
@@ -98,3 +119,43 @@ def test_a_key_draws_one_seed_per_environment_and_a_closed_env_refuses_calls():
         cj.make(["pong", "breakout"], 2)
     with pytest.raises(ValueError, match="NextStep"):
         cj.make("pong", 2, autoreset_mode="SameStep")
+
+
+def test_a_launch_plan_checks_its_calls_and_a_closed_one_refuses_them():
+    env = cj.make("pong", 2, _shim=True)
+    state, obs, _ = env.reset(0)
+    with pytest.raises(Exception, match="argument 1 has 12 bytes; its plan expects 8"):
+        jax.block_until_ready(env._step(state, jnp.zeros(3, dtype=jnp.int32)))
+    env.close()
+    with pytest.raises(Exception, match="no launch plan is registered"):
+        jax.block_until_ready(env.step(state, jnp.zeros(2, dtype=jnp.int32))[1])
+    with pytest.raises(ValueError, match="reset_mode='ale'"):
+        cj.make("pong", 2, _shim=True, reset_mode="cache")
+
+
+@NEEDS_GPU
+def test_cuda_outputs_and_actions_cross_without_a_copy():
+    """On a GPU the outputs stay where cule_gather wrote them, and JAX's actions are read where JAX holds them."""
+    n = 16
+    env = cule.AtariVectorEnv("breakout", n, device="cuda")
+    obs, info = env.reset(seed=2)
+    arrays = cj.to_jax((obs, info))
+    assert shares(arrays[0], obs) and all(shares(arrays[1][k], info[k]) for k in info)
+    assert arrays[0].devices() == {jax_gpu()}
+    actions = jax.device_put(jnp.arange(n, dtype=jnp.int32) % 4, jax_gpu())
+    tensor = cj.from_jax(actions)
+    assert tensor.is_cuda and shares(actions, tensor)
+    plain = cule.AtariVectorEnv("breakout", n, device="cuda")
+    plain.reset(seed=2)
+    wrapped = cj.wrap(env)
+    for t in range(100):
+        acts = jax.device_put(jnp.asarray(np.random.default_rng(t).integers(4, size=n), dtype=jnp.int32), jax_gpu())
+        a, b = wrapped.step(acts), plain.step(torch.from_dlpack(acts).clone())
+        for x, y in zip(a[:4], b[:4]):
+            assert x.devices() == {jax_gpu()}
+            np.testing.assert_array_equal(np.asarray(x), y.cpu().numpy())
+    step = env.step(torch.zeros(n, dtype=torch.int64, device="cuda"))
+    out = cj.to_jax(step)
+    assert all(shares(a, t) for a, t in zip(out[:4], step[:4]))
+    env.close()
+    plain.close()

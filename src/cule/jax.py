@@ -30,8 +30,14 @@ dependence orders the calls, and each call is marked as having a side
 effect, so XLA neither drops nor merges any. Use each state once, in order:
 replaying an old state does not rewind the emulators (use the env's
 clone_state/restore_state for that). Autoreset is NextStep; actions outside
-the action set play as NOOP. ``make`` runs on the CPU backend; on a GPU
-use ``wrap`` (the outputs stay on the device).
+the action set play as NOOP.
+
+``make(game, n, device="cuda")`` runs the CUDA backend's kernels on XLA's
+own stream: a launch plan, recorded once from the backend's launches, is
+replayed by the extension's handler through the CUDA driver, with the
+actions read from and the observations and outputs written into XLA's
+buffers: no host round trip, no copy. (On a CPU the same plan runs on the
+launch shim with ``_shim=True``, which the tests use.)
 
 Needs ``pip install "cule[jax]"`` (a CPU jax; for CUDA, JAX's own CUDA build).
 """
@@ -94,15 +100,75 @@ def wrap(env) -> JaxEnv:
 
 
 @functools.lru_cache(maxsize=None)
-def _register_handlers() -> None:
+def _register_handlers(platform: str = "cpu") -> None:
     from . import _core
-    for name, capsule in _core.xla_handlers().items():
-        jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+    if platform == "cpu":
+        for name, capsule in _core.xla_handlers().items():
+            jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+    jax.ffi.register_ffi_target("cule_plan_call", _core.xla_plan_handlers()[platform], platform=platform)
+
+
+class _Slot:
+    """A launch argument that a plan's call fills in: the address of the call's buffer `index` (its arguments,
+    then its results)."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+class _PlanRecorder:
+    """Stands in for a CUDA backend's launcher (backends/cuda.py): records the launches it is asked for as a
+    launch plan's ops, for the extension's XLA handler (cule/cpp/host/bind_xla_plan.cpp) to replay."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+        self.sms = launcher.sms
+        self.ops: list[tuple] = []
+
+    def zero(self, tensor: torch.Tensor) -> None:
+        self.ops.append(("zero", tensor.data_ptr(), tensor.numel() * tensor.element_size()))
+
+    def launch(self, kernel: str, geometry, **args) -> None:
+        from .backends.cuda import _KIND_CODES, SIGNATURES, kernel_arguments
+
+        slots = {name: v.index for name, v in args.items() if isinstance(v, _Slot)}
+        values = kernel_arguments(kernel, {k: 0 if isinstance(v, _Slot) else v for k, v in args.items()})
+        function = self.launcher.function(kernel) if hasattr(self.launcher, "function") else 0
+        self.ops.append((kernel, function, geometry.grid, geometry.block, geometry.shared_bytes,
+                         [v & (2**64 - 1) for v, _ in values], [_KIND_CODES[kind] for _, kind in values],
+                         [slots.get(name, -1) for name, _, _ in SIGNATURES[kernel]]))
+
+
+def _launch_plans(env, keep: list) -> tuple[int, int]:
+    """(step, reset) plan handles of a one-game env on the CUDA backend (a GPU or the shim). Buffers of a call:
+    arguments state int32[2] and actions int32[N] (a reset: seeds as int64[N]); results state, obs, then the
+    step outputs. `keep` receives the tensors the plans point at."""
+    from . import _core
+    from .backends.cuda import launch_gather_into, launch_step
+
+    backend = env.backend
+    n = env.num_envs
+    refs = backend.device_ids(np.arange(n, dtype=np.int32))
+    noops = torch.zeros(n, dtype=torch.int32, device=backend.device)
+    keep += [refs, noops]
+    obs_bytes = n * int(np.prod(env.single_observation_space.shape))
+    rets = [8, obs_bytes] + [n * np.dtype(d).itemsize for d in _core.step_outputs.values()]
+    outputs = {name: _Slot(4 + i) for i, name in enumerate(_core.step_outputs)}
+    handles = []
+    for reset in (False, True):
+        rec = _PlanRecorder(backend.launcher)
+        launch_step(rec, backend.view.data_ptr(), refs, noops if reset else _Slot(1), _Slot(1) if reset else None,
+                    reset, backend.reset_count)
+        launch_gather_into(rec, backend.view.data_ptr(), refs, _Slot(3), outputs, None)
+        handles.append(_core.xla_register_plan(backend.device.type == "cuda", env.blocks[0].emulator.cart,
+                                               rec.ops, [8, n * (8 if reset else 4)], rets))
+    return handles[0], handles[1]
 
 
 class JitEnv:
-    """Pure reset/step functions over a batch of `num_envs` environments of one game on the CPU backend, for
-    jax.jit and lax.scan (see the module's text). `kwargs` are AtariVectorEnv's (NextStep autoreset only).
+    """Pure reset/step functions over a batch of `num_envs` environments of one game, for jax.jit and lax.scan
+    (see the module's text). `kwargs` are AtariVectorEnv's (NextStep autoreset only); ``device="cuda"`` runs
+    the CUDA kernels on XLA's stream, which the jitted program must then run on (JAX's default GPU).
 
     ``reset(key_or_seed)`` -> (state, obs, info); ``step(state, actions)`` -> (state, obs, rewards, terminated,
     truncated, info), with the dtypes and shapes of AtariVectorEnv's outputs; info holds lives, frame_number
@@ -115,23 +181,39 @@ class JitEnv:
 
         if isinstance(game, (list, tuple, dict)):
             raise ValueError("cule.jax.make takes one game; a mixed batch is available through wrap()")
-        if kwargs.get("device", "cpu") != "cpu" or kwargs.get("batch_size", 0) not in (0, num_envs):
-            raise ValueError("cule.jax.make runs every environment at once on the CPU backend; for a GPU use "
-                             "cule.jax.wrap(AtariVectorEnv(..., device='cuda'))")
+        if kwargs.get("batch_size", 0) not in (0, num_envs):
+            raise ValueError("cule.jax.make runs every environment at once: leave batch_size out")
         if str(kwargs.get("autoreset_mode", "NextStep")).lower().replace("_", "") not in (
                 "nextstep", "autoresetmode.nextstep"):
             raise ValueError("cule.jax.make supports NextStep autoreset only")
+        device = torch.device(kwargs.get("device", "cpu"))
+        self.planned = device.type == "cuda" or bool(kwargs.get("_shim"))  # the CUDA backend's kernels
+        if self.planned and kwargs.get("reset_mode", "ale") != "ale":
+            raise ValueError("cule.jax.make on the CUDA backend supports reset_mode='ale' only (the start cache "
+                             "is built on the host)")
         _register_handlers()
+        if device.type == "cuda":
+            _register_handlers("CUDA")
         self.env = AtariVectorEnv(game, num_envs, **kwargs)
         self.num_envs = self.env.num_envs
-        self.handle = _core.xla_register(self.env.blocks[0].emulator, self.env.num_threads)
         self.action_set = np.asarray(self.env.action_set, dtype=np.int32)
         self.output_names = list(_core.step_outputs)
         shapes = [jax.ShapeDtypeStruct((2,), jnp.int32),
                   jax.ShapeDtypeStruct((self.num_envs, *self.env.single_observation_space.shape), jnp.uint8)]
         shapes += [jax.ShapeDtypeStruct((self.num_envs,), np.dtype(d)) for d in _core.step_outputs.values()]
-        self._step = jax.ffi.ffi_call("cule_step", shapes, has_side_effect=True)
-        self._reset = jax.ffi.ffi_call("cule_reset", shapes, has_side_effect=True)
+        self._plans, self._keep = (), []
+        if self.planned:
+            self._plans = _launch_plans(self.env, self._keep)
+            if device.type == "cuda":  # the env's set-up ran on torch's stream; XLA's does not wait for it
+                torch.cuda.synchronize(device)
+            self.handle = self._plans[0]
+            call = jax.ffi.ffi_call("cule_plan_call", shapes, has_side_effect=True)
+            self._step = lambda state, a: call(state, a, plan=np.int32(self._plans[0]))
+            self._reset = lambda state, seeds: call(state, _as_int64_words(seeds), plan=np.int32(self._plans[1]))
+        else:
+            self.handle = _core.xla_register(self.env.blocks[0].emulator, self.env.num_threads)
+            self._step = jax.ffi.ffi_call("cule_step", shapes, has_side_effect=True)
+            self._reset = jax.ffi.ffi_call("cule_reset", shapes, has_side_effect=True)
 
     def reset(self, key_or_seed):
         """Resets every environment: a PRNG key draws one seed per environment, an int seeds environment i with
@@ -141,14 +223,19 @@ class JitEnv:
         else:
             seeds = jax.random.randint(key_or_seed, (self.num_envs,), 0, 2**31 - 1, dtype=jnp.int32)
         state, obs, *outputs = self._reset(jnp.array([self.handle, 0], dtype=jnp.int32), seeds)
-        return state, obs, self._info(outputs)
+        return self._next(state), obs, self._info(outputs)
 
     def step(self, state, actions):
         """One step of every environment with `actions` (int, [num_envs], indices into the action set)."""
         ale = jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0)
         state, obs, *outputs = self._step(state, ale.astype(jnp.int32))
         named = dict(zip(self.output_names, outputs))
-        return (state, obs, named["rewards"], named["terminated"], named["truncated"], self._info(outputs))
+        return (self._next(state), obs, named["rewards"], named["terminated"], named["truncated"],
+                self._info(outputs))
+
+    def _next(self, state):
+        # the CPU handler counts the call itself; a plan's handler passes the state on unchanged
+        return state.at[1].add(1) if self.planned else state
 
     def _info(self, outputs) -> dict:
         from .backends import INFO_OUTPUTS
@@ -157,7 +244,11 @@ class JitEnv:
     def close(self) -> None:
         from . import _core
         if self.env is not None:
-            _core.xla_release(self.handle)
+            if self.planned:
+                for handle in self._plans:
+                    _core.xla_release_plan(handle)
+            else:
+                _core.xla_release(self.handle)
             self.env.close()
             self.env = None
 
@@ -166,6 +257,12 @@ class JitEnv:
             self.close()
         except Exception:
             pass
+
+
+def _as_int64_words(seeds):
+    """int32 seeds [N] as int32 [N, 2], the little-endian words of the int64 seeds the kernels read (without
+    JAX's 64-bit mode); a negative seed (keep the environment's) stays negative."""
+    return jnp.stack([seeds, jnp.where(seeds < 0, -1, 0).astype(jnp.int32)], axis=-1)
 
 
 def make(game: str, num_envs: int, **kwargs) -> JitEnv:

@@ -154,10 +154,6 @@ class MixedBackend(Backend):
         self._group_split = (ids.copy(), out)
         return out
 
-    def on_device(self, positions: np.ndarray, device: torch.device | None = None) -> torch.Tensor:
-        """Batch positions as an index tensor on `device` (default: the batch's)."""
-        return index_tensor(positions, device or self.device)
-
     def actions(self, actions, batch_size: int):
         return self.parts[0].actions(actions, batch_size)  # every game has ALE's 18 actions, in id order
 
@@ -165,7 +161,7 @@ class MixedBackend(Backend):
         split = self.split(ids)
         if self._pool is None:  # devices: each mapper's kernels queued in turn on the stream
             for group, positions, members in self.group_split(ids):
-                group_actions = None if actions is None else actions[self.on_device(positions)]
+                group_actions = None if actions is None else actions[index_tensor(positions, self.device)]
                 group.run(members, group_actions, None if seeds is None else seeds[positions], force_reset)
             return None
         if actions is None:
@@ -192,7 +188,7 @@ class MixedBackend(Backend):
         results = []  # (positions on the device, [obs, *step outputs, final_obs or None]) per mapper group
         for group, positions, members in self.group_split(ids):
             obs, outputs, final = group.gather(members, obs_shape, same_step)
-            results.append((self.on_device(positions), [obs, *outputs, final]))
+            results.append((index_tensor(positions, self.device), [obs, *outputs, final]))
 
         def merged(column: int) -> torch.Tensor:
             first = results[0][1][column]
@@ -221,14 +217,14 @@ class MixedBackend(Backend):
     def _rows_of(self, k: int, rows: torch.Tensor, positions: np.ndarray, offset: int, with_rng: bool):
         """Game k's rows among `rows` (a copy), cut to its own width."""
         width = offset + self.parts[k].emulator.state_bytes(with_rng)
-        return rows[self.on_device(positions, rows.device), :width]
+        return rows[index_tensor(positions, rows.device), :width]
 
     def save_states(self, ids, rows, offset, with_rng):
         digests = torch.zeros(len(ids), dtype=torch.int64, device=self.device)
         for k, positions, local in self.split(ids):
             mine = self._rows_of(k, rows, positions, offset, with_rng).contiguous()
-            on = self.on_device(positions, rows.device)
-            digests[self.on_device(positions)] = self.parts[k].save_states(local, mine, offset, with_rng).to(
+            on = index_tensor(positions, rows.device)
+            digests[index_tensor(positions, self.device)] = self.parts[k].save_states(local, mine, offset, with_rng).to(
                 self.device)
             rows[on, :mine.shape[1]] = mine
         return digests
@@ -237,7 +233,7 @@ class MixedBackend(Backend):
         faults = np.zeros(len(rows), dtype=np.int32)
         for k, positions, local in self.split(ids):
             mine = self._rows_of(k, rows, positions, offset, with_rng).contiguous()
-            theirs = None if digests is None else digests[self.on_device(positions, digests.device)]
+            theirs = None if digests is None else digests[index_tensor(positions, digests.device)]
             faults[positions] = self.parts[k].check_states(local, mine, offset, with_rng, theirs)
         return faults
 

@@ -191,6 +191,14 @@ class CudaLauncher:
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
             self._kernels[kernel]((geometry.grid,), (geometry.block,), words, shared_mem=geometry.shared_bytes)
 
+    def zero(self, tensor: torch.Tensor) -> None:
+        tensor.zero_()
+
+    def function(self, kernel: str) -> int:
+        """The CUfunction handle of `kernel` (for launches that do not go through Python: cule.jax)."""
+        loaded = self._kernels[kernel]
+        return int(getattr(loaded, "kernel", loaded).ptr)  # CuPy's RawKernel holds the driver's Function
+
 
 class ShimLauncher:
     """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops.
@@ -207,6 +215,9 @@ class ShimLauncher:
         _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
                           [_KIND_CODES[kind] for _, kind in values])
 
+    def zero(self, tensor: torch.Tensor) -> None:
+        tensor.zero_()
+
 
 def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,
                 force_reset: bool, reset_count: torch.Tensor) -> None:
@@ -214,7 +225,7 @@ def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor,
     vector.hpp env_ref) of the BatchViews at device address `views`, queued on torch's current stream."""
     n = refs.numel()
     emulating = launch_geometry(n, launcher.sms)
-    reset_count.zero_()
+    launcher.zero(reset_count)
     launcher.launch("cule_run", emulating, batches=views, refs=refs, count=n, actions=actions, seeds=seeds,
                     force_reset=int(force_reset), per_warp=emulating.per_warp)
     launcher.launch("cule_render", whole_warps(n), batches=views, refs=refs, count=n)
@@ -230,10 +241,15 @@ def launch_gather(launcher, views: int, refs: torch.Tensor, obs_shape: tuple[int
     final_obs = torch.empty_like(obs) if same_step else None
     outputs = {name: torch.empty(n, dtype=torch_dtype(dtype), device=device)
                for name, dtype in _core.step_outputs.items()}
-    launcher.launch("cule_gather", whole_warps(n), batches=views, refs=refs, count=n, obs=obs, **outputs,
-                    final_obs=final_obs)
-    outputs = list(outputs.values())
-    return obs, outputs, final_obs
+    launch_gather_into(launcher, views, refs, obs, outputs, final_obs)
+    return obs, list(outputs.values()), final_obs
+
+
+def launch_gather_into(launcher, views: int, refs: torch.Tensor, obs, outputs: dict, final_obs) -> None:
+    """cule_gather of environments `refs` into `obs` and `outputs` (_core.step_outputs' names), and `final_obs`
+    (or None)."""
+    launcher.launch("cule_gather", whole_warps(refs.numel()), batches=views, refs=refs, count=refs.numel(),
+                    obs=obs, **outputs, final_obs=final_obs)
 
 
 class CudaBackend(Backend):

@@ -53,6 +53,9 @@ class KernelTimer:
             end = time.perf_counter()
         self.events.setdefault(name, []).append((start, end))
 
+    def zero(self, tensor) -> None:
+        self.launcher.zero(tensor)
+
     def clear(self) -> None:
         for v in self.events.values():
             v.clear()

@@ -4,16 +4,23 @@ Parts, in this order, each printing its start time and writing its results
 as it goes (a part cut off by its budget keeps what it wrote):
 
   throughput  frames/s and ms per kernel for --games at --envs environments
-              (python -m cule.benchmarks.gpu_scale), ale-py's vector env on
-              all the machine's cores in the same run;
+              (python -m cule.benchmarks.gpu_scale), ale-py's vector env
+              (256 envs) on all the machine's cores in the same run;
+  jax         a jitted lax.scan over cule.jax.make's step on CUDA (the
+              kernels on XLA's stream) against ale-py's XLA interface
+              (python -m cule.benchmarks.jax_loop);
   specialised (only when --parts names it) the game's own build (game
               and step policy compiled in) against the mapper's build,
               pong and ms_pacman at 4,096 and 16,384 envs;
   tests       tests/test_cuda_gpu.py: CUDA equal to the CPU backend, saved
-              states, resets, the launch geometry, the mixed batch;
-  train       A2C+V-trace on Pong on the GPU for the time left
-              (python -m cule.benchmarks.train): frames/s while
-              training, score against wall time;
+              states, resets, the launch geometry, the mixed batch; the
+              backend contract's CUDA cases and the JAX interop's (four
+              processes at a time where pytest-xdist is installed);
+  train       each of --trainers on Pong on the GPU for the time left (the
+              JAX example cule.trainers.ppo_jax among them), A2C+V-trace
+              with twice the others' share
+              (python -m cule.benchmarks.train): frames/s while training,
+              score against wall time;
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
               active threads per warp, the top stall reasons;
   memcheck    (only when --parts names it) mutated saved states of
@@ -26,8 +33,9 @@ built ahead of time (python -m cule.kernels --build ... --arch sm_90, found
 through CULE_KERNEL_DIR or the user cache folder): a missing binary is
 compiled by NVRTC at first use, one to two minutes a mapper. The output
 folder gets at most eight files: session.log, session.json,
-throughput.jsonl, throughput.png, train_log.csv, train_summary.json,
-train_curve.png, ncu.txt; bulky outputs (checkpoints) go to --work-dir.
+throughput.jsonl, throughput.png, jax_loop.jsonl, train.tar.gz (each
+trainer's log.csv, summary.json and curve.png), ncu.txt; bulky outputs
+(checkpoints) go to --work-dir.
 
 --dry-run runs every part's command on this machine without a GPU (the
 launch shim, a few environments, seconds per part), so a typo or a missing
@@ -55,6 +63,12 @@ from pathlib import Path
 PY = sys.executable
 THROUGHPUT_GAMES = ["pong", "breakout", "ms_pacman", "space_invaders"]
 THROUGHPUT_ENVS = [1024, 4096, 16384, 65536]
+TRAINERS = ["a2c_vtrace", "ppo", "rainbow", "ppo_jax"]
+# Environments per trainer on a GPU: the actor-critics as CuLE's runs (about a thousand), Rainbow as many as its
+# replay ratio (one gradient step per four transitions) keeps busy.
+TRAIN_ENVS = {"a2c_vtrace": 1024, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
+TRAIN_WEIGHT = {"a2c_vtrace": 2.0}  # shares of the train part's time (others: 1)
+TEST_FILES = ["tests/test_cuda_gpu.py", "tests/test_backend_contract.py", "tests/test_jax_interop.py"]
 
 
 @dataclass
@@ -69,40 +83,67 @@ class Part:
 
 PARTS = [
     Part("throughput", 260, "frames/s of the four games at 1,024 to 65,536 envs, ale-py's vector env beside", 60),
+    Part("jax", 60, "a jitted JAX loop: cule.jax.make on CUDA against ale-py's XLA interface", 30),
     Part("specialised", 50, "pong and ms_pacman: the game's own build against the mapper's", 20),
-    Part("tests", 180, "tests/test_cuda_gpu.py (CULE_GPU_GAMES=pong,ms_pacman for the frame-by-frame comparison)",
-         40),
-    Part("train", 60, "A2C+V-trace on Pong on the GPU for the time left", 45),
+    Part("tests", 300, "tests/test_cuda_gpu.py (CULE_GPU_GAMES=pong,ms_pacman for the frame-by-frame comparison), "
+         "the backend contract's and the JAX interop's CUDA cases", 40),
+    Part("train", 60, "the trainers on Pong on the GPU for the time left", 45),
     Part("ncu", 60, "Nsight Compute on cule_run", 40),
     Part("memcheck", 90, "mutated saved states on the GPU under compute-sanitizer memcheck", 60),
 ]
 # The parts a session runs unless --parts says otherwise; "specialised" answered its question on an H100
 # (docs/cuda.md) and is there to ask it again; "memcheck" takes a session with a minute to spare.
-DEFAULT_PARTS = ["throughput", "tests", "train", "ncu"]
+DEFAULT_PARTS = ["throughput", "jax", "tests", "train", "ncu"]
 
 
 def command(part: str, args, seconds: float) -> list[str] | None:
     """The command line of a part (None: nothing to run here). `seconds` is the time the part is given."""
     out, work, dry = Path(args.output_dir), Path(args.work_dir), ["--dry-run"] if args.dry_run else []
     if part == "throughput":  # a command per game, each with its share: a slow game cannot starve the others
+        # ale-py once, beside the first game: building its ALEInterfaces takes minutes at 1,024 envs, and 256
+        # keep 16 threads busy
         return [[PY, "-m", "cule.benchmarks.gpu_scale", "--games", game, "--envs", *map(str, args.envs),
-                 "--warmup", "2", "--seconds", "1.5", "--min-steps", "3", "--ale-envs", "1024", "--ale-steps", "50",
-                 "--output-dir", str(work / "throughput"), *dry] for game in args.games]
+                 "--warmup", "2", "--seconds", "1.5", "--min-steps", "3", "--ale-envs", "256" if i == 0 else "0",
+                 "--ale-steps", "50", "--output-dir", str(work / "throughput"), *dry]
+                for i, game in enumerate(args.games)]
     if part == "specialised":
         return [PY, "-m", "cule.benchmarks.gpu_scale", "--games", "pong", "ms_pacman", "--envs", "4096", "16384",
                 "--kernels", "both", "--warmup", "2", "--seconds", "1.5", "--min-steps", "3", "--ale-envs", "0",
                 "--output-dir", str(work / "throughput"), *dry]
+    if part == "jax":
+        if args.dry_run:
+            return [PY, "-m", "cule.benchmarks.jax_loop", "--device", "cpu", "--envs", "8", "--ale-envs",
+                    "--steps", "10", "--repeats", "1", "--output-dir", str(work / "jax")]
+        return [PY, "-m", "cule.benchmarks.jax_loop", "--device", "cuda", "--envs", "1024", "4096", "16384",
+                "--ale-envs", "64", "--steps", "50", "--repeats", "2", "--output-dir", str(work / "jax")]
     if part == "tests":
         if args.dry_run:
-            return [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_cuda_gpu.py"]
-        return [PY, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "tests/test_cuda_gpu.py"]
-    if part == "train":
-        minutes = max(0.2, (seconds - 25) / 60)  # the trainer's set-up and summary take the rest
-        if args.dry_run:
-            return [PY, "-m", "cule.benchmarks.train", "--device", "cpu", "--num-envs", "8", "--frames", "640",
-                    "--minutes", "0.2", "--eval-episodes", "0", "--output-dir", str(work / "train")]
-        return [PY, "-m", "cule.benchmarks.train", "--device", "cuda", "--num-envs", str(args.train_envs),
-                "--minutes", f"{minutes:.2f}", "--eval-episodes", "0", "--output-dir", str(work / "train")]
+            return [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-k", "cuda or gpu",
+                    *TEST_FILES]
+        import importlib.util
+        parallel = ["-n", "4"] if importlib.util.find_spec("xdist") else []
+        return [PY, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", *parallel, "-k", "cuda or gpu",
+                *TEST_FILES]
+    if part == "train":  # a command per trainer, in --trainers' order, each with its weighted share
+        cmds, weights = [], [TRAIN_WEIGHT.get(t, 1.0) for t in args.trainers]
+        for trainer, weight in zip(args.trainers, weights):
+            minutes = max(0.2, (seconds * weight / sum(weights) - 25) / 60)  # set-up and summary take the rest
+            where = ["--output-dir", str(work / f"train_{trainer}"), "--trainer", trainer, "--eval-episodes", "0"]
+            if trainer == "ppo_jax":  # the JAX example (cule.jax.make inside jit), its own command line
+                envs = "4" if args.dry_run else str(args.train_envs or TRAIN_ENVS[trainer])
+                cmds.append([PY, "-m", "cule.trainers.ppo_jax", "--game", "pong", "--device",
+                             "cpu" if args.dry_run else "cuda", "--num-envs", envs,
+                             *(["--num-steps", "16", "--total-frames", "512"] if args.dry_run else []),
+                             "--minutes", f"{minutes:.2f}", "--output-dir", str(work / f"train_{trainer}")])
+                continue
+            if args.dry_run:
+                cmds.append([PY, "-m", "cule.benchmarks.train", "--device", "cpu", "--num-envs", "8", "--frames",
+                             "640", "--minutes", "0.2", *where])
+            else:
+                envs = args.train_envs or TRAIN_ENVS.get(trainer, 1024)
+                cmds.append([PY, "-m", "cule.benchmarks.train", "--device", "cuda", "--num-envs", str(envs),
+                             "--minutes", f"{minutes:.2f}", *where])
+        return cmds, weights
     if part == "memcheck":
         child = [PY, "tests/state_fuzz_child.py", "pitfall2", "cpu" if args.dry_run else "cuda", "vector", "20", "1"]
         if args.dry_run or not shutil.which("compute-sanitizer"):
@@ -126,9 +167,16 @@ def keep(part: str, args) -> None:
     out, work = Path(args.output_dir), Path(args.work_dir)
     pairs = {"throughput": [("throughput/gpu_scale.jsonl", "throughput.jsonl"),
                             ("throughput/gpu_scale.png", "throughput.png")],
-             "train": [("train/log.csv", "train_log.csv"), ("train/summary.json", "train_summary.json"),
-                       ("train/curve.png", "train_curve.png")]}
+             "jax": [("jax/jax_loop.jsonl", "jax_loop.jsonl")]}
     pairs["specialised"] = pairs["throughput"]
+    if part == "train":  # one file for every trainer's log, summary and curve
+        import tarfile
+        with tarfile.open(out / "train.tar.gz", "w:gz") as tar:
+            for trainer in args.trainers:
+                for name in ("log.csv", "summary.json", "curve.png"):
+                    path = work / f"train_{trainer}" / name
+                    if path.is_file():
+                        tar.add(path, arcname=f"train_{trainer}/{name}")
     for src, dst in pairs.get(part, []):
         if (work / src).is_file():
             shutil.copyfile(work / src, out / dst)
@@ -173,7 +221,8 @@ def run_part(part: Part, cmd: list[str], seconds: float, log) -> dict:
     """Runs one part's command with a deadline, its output to the console and the session log."""
     t0 = time.perf_counter()
     log(f"\n=== {part.name} ({time.strftime('%H:%M:%S')}, {seconds:.0f} s): {part.what}\n$ {' '.join(cmd)}")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # JAX would otherwise take three quarters of the GPU's memory at its first use, beside torch's
+    env = dict(os.environ, PYTHONUNBUFFERED="1", XLA_PYTHON_CLIENT_PREALLOCATE="false")
     if part.name == "tests":
         env.setdefault("CULE_GPU_GAMES", "pong,ms_pacman")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env,
@@ -212,10 +261,24 @@ def main(argv: list[str] | None = None) -> None:
                         help="parts to run, in the session's order")
     parser.add_argument("--games", nargs="+", default=THROUGHPUT_GAMES, help="throughput: ALE game ids")
     parser.add_argument("--envs", nargs="+", type=int, default=THROUGHPUT_ENVS, help="throughput: environment counts")
-    parser.add_argument("--train-envs", type=int, default=1024, help="train: environments of A2C+V-trace")
+    parser.add_argument("--trainers", nargs="+", default=["a2c_vtrace"], choices=TRAINERS,
+                        help="train: the trainers run on Pong, in this order")
+    parser.add_argument("--train-envs", type=int, default=0,
+                        help="train: environments of every trainer (0: " +
+                             ", ".join(f"{k} {v}" for k, v in TRAIN_ENVS.items()) + ")")
+    parser.add_argument("--part-budget", nargs="+", default=[], metavar="PART=SECONDS",
+                        help="a part's budget instead of its default (" +
+                             ", ".join(f"{p.name} {p.budget:.0f}" for p in PARTS) + ")")
     parser.add_argument("--dry-run", action="store_true",
                         help="no GPU: each part's command on the CPU (the launch shim, a few environments)")
     args = parser.parse_args(argv)
+    budgets = {}
+    for item in args.part_budget:
+        name, _, value = item.partition("=")
+        if name not in {p.name for p in PARTS} or not value.replace(".", "", 1).isdigit():
+            parser.error(f"--part-budget takes PART=SECONDS with PART one of {', '.join(p.name for p in PARTS)}; "
+                         f"got {item!r}")
+        budgets[name] = float(value)
     out = Path(args.output_dir)
     args.work_dir = args.work_dir or str(out.parent / f"{out.name}_work")
     out.mkdir(parents=True, exist_ok=True)
@@ -229,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
 
     start = time.perf_counter()
     log(f"cule GPU session{' (dry run: no GPU, the launch shim)' if args.dry_run else ''}\n{machine()}")
-    parts = [p for p in PARTS if p.name in args.parts]
+    parts = [Part(p.name, budgets.get(p.name, p.budget), p.what, p.minimum) for p in PARTS if p.name in args.parts]
     records, slack = [], 0.0
     for i, part in enumerate(parts):
         left = args.budget - (time.perf_counter() - start)
@@ -243,10 +306,12 @@ def main(argv: list[str] | None = None) -> None:
             records.append(dict(part=part.name, skipped=True))
             continue
         cmds = command(part.name, args, seconds)
+        cmds, weights = cmds if isinstance(cmds, tuple) else (cmds, None)
         cmds = cmds if isinstance(cmds[0], list) else [cmds]
+        weights = weights or [1.0] * len(cmds)
         t_part, part_records = time.perf_counter(), []
         for j, cmd in enumerate(cmds):
-            share = (seconds - (time.perf_counter() - t_part)) / (len(cmds) - j)
+            share = (seconds - (time.perf_counter() - t_part)) * weights[j] / sum(weights[j:])
             part_records.append(run_part(part, cmd, share, log))
             keep(part.name, args)
         record = dict(part=part.name, rc=max((r["rc"] for r in part_records), key=abs),

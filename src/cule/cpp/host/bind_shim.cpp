@@ -42,6 +42,10 @@ py::list signature(std::initializer_list<std::tuple<const char*, const char*, sh
 
 }  // namespace
 
+shim::Launch shim_kernel(const std::string& cart, const std::string& name) {
+  return kernel(kernels(cart_type_of(cart)), name);
+}
+
 void bind_shim(py::module_& m) {
   py::dict signatures;
 #define CULE_P(type, name) std::make_tuple(#name, #type, shim::arg_kind<type>())
@@ -57,7 +61,7 @@ void bind_shim(py::module_& m) {
   m.def("shim_launch", [](const std::string& cart, const std::string& name, unsigned grid, unsigned block,
                           const std::vector<uint64_t>& args, const std::vector<uint8_t>& kinds) {
     if (kinds.size() != args.size()) throw std::invalid_argument("one kind per argument");
-    const shim::Launch launch = kernel(kernels(cart_type_of(cart)), name);
+    const shim::Launch launch = shim_kernel(cart, name);
     py::gil_scoped_release release;
     launch(grid, block, args.data(), kinds.data(), args.size());
   }, py::arg("cart"), py::arg("kernel"), py::arg("grid"), py::arg("block"), py::arg("args"), py::arg("kinds"),

@@ -11,7 +11,6 @@
 
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,16 +30,7 @@ struct Registered {
   std::vector<int32_t> noops;  // the actions of a reset
 };
 
-std::mutex registry_mutex;
-std::vector<std::shared_ptr<Registered>> registry;  // handle -> emulator (null once released)
-
-std::shared_ptr<Registered> lookup(int32_t handle) {
-  std::lock_guard<std::mutex> lock(registry_mutex);
-  if (handle < 0 || (size_t)handle >= registry.size() || !registry[handle])
-    throw std::invalid_argument("cule: no emulator is registered under handle " + std::to_string(handle) +
-                                " (was its env closed?)");
-  return registry[handle];
-}
+xla::Registry<Registered> registry("emulator");
 
 struct BadCall : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
@@ -64,17 +54,6 @@ constexpr xla::DataType dtype_of() {
   return sizeof(T) == 1 ? xla::kPred : xla::kS32;  // step outputs are bool or int32 (CULE_STEP_OUTPUTS)
 }
 
-bool answer_metadata(xla::CallFrame* frame) {
-  for (xla::ExtensionBase* e = frame->extension_start; e; e = e->next) {
-    if (e->type != xla::kMetadataExtension) continue;
-    xla::Metadata* m = reinterpret_cast<xla::MetadataExtension*>(e)->metadata;
-    m->api_version = xla::ApiVersion{sizeof(xla::ApiVersion), nullptr, xla::kApiMajor, xla::kApiMinor};
-    m->traits = 0;
-    return true;
-  }
-  return false;
-}
-
 constexpr int kOutputs = 0
 #define CULE_COUNT_OUTPUT(type, name, element, field) +1
     CULE_STEP_OUTPUTS(CULE_COUNT_OUTPUT)
@@ -85,7 +64,7 @@ constexpr int kOutputs = 0
 // rets: state int32[2], obs uint8[N, ...], then the step outputs in CULE_STEP_OUTPUTS order.
 template <bool kReset>
 xla::Error* handle_call(xla::CallFrame* frame) {
-  if (answer_metadata(frame) || frame->stage != xla::kExecute) return nullptr;
+  if (xla::answer_metadata(frame) || frame->stage != xla::kExecute) return nullptr;
   xla::ErrorCode code = xla::kInvalidArgument;
   std::string message;
   try {
@@ -94,7 +73,7 @@ xla::Error* handle_call(xla::CallFrame* frame) {
                     std::to_string(frame->rets.size) + " results; expected 2 and " + std::to_string(2 + kOutputs));
     const auto* state = buffer(frame->args, 0, xla::kS32, 2, "the state argument");
     const int32_t* handle = static_cast<const int32_t*>(state->data);
-    const std::shared_ptr<Registered> r = lookup(handle[0]);
+    const std::shared_ptr<Registered> r = registry.get(handle[0]);
     const int n = r->emulator->num_envs();
     const auto* in = buffer(frame->args, 1, xla::kS32, (size_t)n, kReset ? "seeds" : "actions");
     auto* next = static_cast<int32_t*>(buffer(frame->rets, 0, xla::kS32, 2, "the state result")->data);
@@ -123,8 +102,7 @@ xla::Error* handle_call(xla::CallFrame* frame) {
   } catch (const std::exception& e) {
     message = e.what();
   }
-  xla::ErrorCreateArgs args{sizeof(xla::ErrorCreateArgs), nullptr, message.c_str(), code};
-  return frame->api->error_create(&args);
+  return xla::make_error(frame, code, message);
 }
 
 xla::Error* xla_step(xla::CallFrame* frame) { return handle_call<false>(frame); }
@@ -140,19 +118,14 @@ void bind_xla(py::module_& m) {
         r->emulator = &emulator;
         r->threads = threads;
         for (int i = 0; i < emulator.num_envs(); ++i) r->ids.push_back(i), r->noops.push_back(0);
-        std::lock_guard<std::mutex> lock(registry_mutex);
-        registry.push_back(r);
-        return (int32_t)registry.size() - 1;
+        return registry.add(r);
       },
       py::arg("emulator"), py::arg("threads"),
       "Names `emulator` to XLA's handlers by the handle returned; the caller keeps the emulator alive until "
       "xla_release(handle).");
   m.def(
       "xla_release",
-      [](int32_t handle) {
-        std::lock_guard<std::mutex> lock(registry_mutex);
-        if (handle >= 0 && (size_t)handle < registry.size()) registry[handle].reset();
-      },
+      [](int32_t handle) { registry.release(handle); },
       py::arg("handle"));
   m.def(
       "xla_handlers",

@@ -36,5 +36,10 @@ void bind_core(py::module_& m);      // the 6507 on a flat bus, the resize, lane
 void bind_emulator(py::module_& m);  // the CPU backend's batch (host/emulator.hpp)
 void bind_shim(py::module_& m);      // the CUDA kernels compiled for the host (kernels/shim.hpp)
 void bind_xla(py::module_& m);       // XLA FFI handlers over the CPU backend (cule.jax)
+void bind_xla_plan(py::module_& m);  // XLA FFI handlers running the CUDA backend's launches (cule.jax)
+
+// A kernel of kernels.cu compiled for the host, for the mapper `cart` (kernels/shim.hpp's Launch).
+using ShimLaunch = void (*)(unsigned grid, unsigned block, const uint64_t* args, const uint8_t* kinds, size_t count);
+ShimLaunch shim_kernel(const std::string& cart, const std::string& name);
 
 }  // namespace cule::bindings

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, m) {
   cule::bindings::bind_emulator(m);
   cule::bindings::bind_shim(m);
   cule::bindings::bind_xla(m);
+  cule::bindings::bind_xla_plan(m);
 }
