@@ -70,5 +70,13 @@ def test_branch_counts_are_per_step_and_split_by_stage(tmp_path):
     assert stages["tia pixels and collisions"] == 60 / 4 and stages["python and torch"] == 4 / 4
     assert sum(stages.values()) == f["mispredicts"]
     assert f["branches_by_stage"]["tia pixels and collisions"] == 300 / 4
+    assert f["indirect_mispredicts"] == (5 - 1) / 4
+    assert f["indirect_mispredicts_by_stage"]["cpu core (decode, dispatch, ALU)"] == (5 - 1) / 4
     text = instructions.branches_table([dict(game="pong", cule=f, ale=f)])
-    assert "| pong | cule | 0.00M | 0k | 0.0k (13.7%) | 15.9 | 0.0k |" in text
+    assert "| pong | cule | 0.00M | 0k | 0.0k (13.7%) | 0.0k | 15.9 | 0.0k |" in text
+    assert "| cpu core (decode, dispatch, ALU) | 0.0 (0) / 0.0 |" in text
+
+
+def test_the_handlers_of_the_threaded_dispatch_count_as_the_cpu_core():
+    assert instructions.stage_of("/src/cule/cpp/chips/opcodes.inc:cule::console::run_frame<cule::Cart2K>") == \
+        "cpu core (decode, dispatch, ALU)"

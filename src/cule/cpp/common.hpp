@@ -29,6 +29,19 @@ typedef long long int64_t;
 #define CULE_DEVICE_CODE 0
 #endif
 
+// The host's frame loop may dispatch opcodes threaded: each handler ends in
+// its own indirect jump to the next one (console::run_frame, where it says
+// for which mappers), which a branch predictor learns per opcode, where one
+// shared jump mispredicts more often. It needs GCC's computed goto (g++, clang); nvcc and
+// NVRTC have none, so the kernels keep cpu::step's switch.
+#ifndef CULE_THREADED_DISPATCH
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__GNUC__)
+#define CULE_THREADED_DISPATCH 1
+#else
+#define CULE_THREADED_DISPATCH 0
+#endif
+#endif
+
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 // Inlining everything into a kernel that runs ALE's whole reset_game over
 // 104 games exhausts nvcc's memory; with the frame loop kept out of line the

@@ -427,6 +427,24 @@ CULE_OP void jmp_indirect(Cpu6507& c, Bus& bus) {
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
+// A JAM opcode ($02 $12 ... $F2): the CPU stays dead until reset.
+template <class Bus>
+CULE_OP void jam(Cpu6507& c, Bus& bus) {
+  c.jammed = 1;
+  bus.jam();
+}
+
+// The 256 opcodes in order, spelled as opcodes.inc spells them: the threaded
+// dispatch's table of handlers (console::run_frame) is made from it.
+#define CULE_OPCODE_ROW(X, h)                                                                          \
+  X(0x##h##0) X(0x##h##1) X(0x##h##2) X(0x##h##3) X(0x##h##4) X(0x##h##5) X(0x##h##6) X(0x##h##7)      \
+  X(0x##h##8) X(0x##h##9) X(0x##h##A) X(0x##h##B) X(0x##h##C) X(0x##h##D) X(0x##h##E) X(0x##h##F)
+#define CULE_OPCODE_BYTES(X)                                                                           \
+  CULE_OPCODE_ROW(X, 0) CULE_OPCODE_ROW(X, 1) CULE_OPCODE_ROW(X, 2) CULE_OPCODE_ROW(X, 3)              \
+  CULE_OPCODE_ROW(X, 4) CULE_OPCODE_ROW(X, 5) CULE_OPCODE_ROW(X, 6) CULE_OPCODE_ROW(X, 7)              \
+  CULE_OPCODE_ROW(X, 8) CULE_OPCODE_ROW(X, 9) CULE_OPCODE_ROW(X, A) CULE_OPCODE_ROW(X, B)              \
+  CULE_OPCODE_ROW(X, C) CULE_OPCODE_ROW(X, D) CULE_OPCODE_ROW(X, E) CULE_OPCODE_ROW(X, F)
+
 // Executes one instruction. A jammed CPU does nothing and charges no cycles:
 // the callers' loops stop at bus.jam() and never step it.
 template <class Bus>
@@ -435,244 +453,14 @@ CULE_OP void step(Cpu6507& c, Bus& bus) {
   using R = ReadOp;
   using S = StoreOp;
   using W = ModifyOp;
-  const uint8_t opcode = fetch(c, bus);
-  // Base cycles are charged before anything else happens (M6502Low::execute),
-  // so the operand accesses below all see the end-of-instruction clock.
-  auto charge = [&](uint32_t n) { bus.tick(n); };
-  switch (opcode) {
-    // ---- loads
-    case 0xA9: charge(2); read_op<M::Imm, R::LDA>(c, bus); break;
-    case 0xA5: charge(3); read_op<M::Zp, R::LDA>(c, bus); break;
-    case 0xB5: charge(4); read_op<M::ZpX, R::LDA>(c, bus); break;
-    case 0xAD: charge(4); read_op<M::Abs, R::LDA>(c, bus); break;
-    case 0xBD: charge(4); read_op<M::AbsX, R::LDA>(c, bus); break;
-    case 0xB9: charge(4); read_op<M::AbsY, R::LDA>(c, bus); break;
-    case 0xA1: charge(6); read_op<M::IndX, R::LDA>(c, bus); break;
-    case 0xB1: charge(5); read_op<M::IndY, R::LDA>(c, bus); break;
-    case 0xA2: charge(2); read_op<M::Imm, R::LDX>(c, bus); break;
-    case 0xA6: charge(3); read_op<M::Zp, R::LDX>(c, bus); break;
-    case 0xB6: charge(4); read_op<M::ZpY, R::LDX>(c, bus); break;
-    case 0xAE: charge(4); read_op<M::Abs, R::LDX>(c, bus); break;
-    case 0xBE: charge(4); read_op<M::AbsY, R::LDX>(c, bus); break;
-    case 0xA0: charge(2); read_op<M::Imm, R::LDY>(c, bus); break;
-    case 0xA4: charge(3); read_op<M::Zp, R::LDY>(c, bus); break;
-    case 0xB4: charge(4); read_op<M::ZpX, R::LDY>(c, bus); break;
-    case 0xAC: charge(4); read_op<M::Abs, R::LDY>(c, bus); break;
-    case 0xBC: charge(4); read_op<M::AbsX, R::LDY>(c, bus); break;
-    case 0xA7: charge(4); read_op<M::Zp, R::LAX>(c, bus); break;  // 4 in Stella, 3 on NMOS
-    case 0xB7: charge(4); read_op<M::ZpY, R::LAX>(c, bus); break;
-    case 0xAF: charge(4); read_op<M::Abs, R::LAX>(c, bus); break;
-    case 0xBF: charge(4); read_op<M::AbsY, R::LAX>(c, bus); break;
-    case 0xA3: charge(6); read_op<M::IndX, R::LAX>(c, bus); break;
-    case 0xB3: charge(5); read_op<M::IndY, R::LAX>(c, bus); break;
-    case 0xBB: charge(4); read_op<M::AbsY, R::LAS>(c, bus); break;
-    case 0xAB: charge(2); read_op<M::Imm, R::LXA>(c, bus); break;
-    // ---- stores
-    case 0x85: charge(3); store_op<M::Zp, S::STA>(c, bus); break;
-    case 0x95: charge(4); store_op<M::ZpX, S::STA>(c, bus); break;
-    case 0x8D: charge(4); store_op<M::Abs, S::STA>(c, bus); break;
-    case 0x9D: charge(5); store_op<M::AbsX, S::STA>(c, bus); break;
-    case 0x99: charge(5); store_op<M::AbsY, S::STA>(c, bus); break;
-    case 0x81: charge(6); store_op<M::IndX, S::STA>(c, bus); break;
-    case 0x91: charge(6); store_op<M::IndY, S::STA>(c, bus); break;
-    case 0x86: charge(3); store_op<M::Zp, S::STX>(c, bus); break;
-    case 0x96: charge(4); store_op<M::ZpY, S::STX>(c, bus); break;
-    case 0x8E: charge(4); store_op<M::Abs, S::STX>(c, bus); break;
-    case 0x84: charge(3); store_op<M::Zp, S::STY>(c, bus); break;
-    case 0x94: charge(4); store_op<M::ZpX, S::STY>(c, bus); break;
-    case 0x8C: charge(4); store_op<M::Abs, S::STY>(c, bus); break;
-    case 0x87: charge(3); store_op<M::Zp, S::SAX>(c, bus); break;
-    case 0x97: charge(4); store_op<M::ZpY, S::SAX>(c, bus); break;
-    case 0x8F: charge(4); store_op<M::Abs, S::SAX>(c, bus); break;
-    case 0x83: charge(6); store_op<M::IndX, S::SAX>(c, bus); break;
-    case 0x93: charge(6); store_op<M::IndY, S::SHA>(c, bus); break;
-    case 0x9F: charge(5); store_op<M::AbsY, S::SHA>(c, bus); break;
-    case 0x9E: charge(5); store_op<M::AbsY, S::SHX>(c, bus); break;
-    case 0x9C: charge(5); store_op<M::AbsX, S::SHY>(c, bus); break;
-    case 0x9B: charge(5); store_op<M::AbsY, S::TAS>(c, bus); break;
-    // ---- logic and arithmetic
-    case 0x09: charge(2); read_op<M::Imm, R::ORA>(c, bus); break;
-    case 0x05: charge(3); read_op<M::Zp, R::ORA>(c, bus); break;
-    case 0x15: charge(4); read_op<M::ZpX, R::ORA>(c, bus); break;
-    case 0x0D: charge(4); read_op<M::Abs, R::ORA>(c, bus); break;
-    case 0x1D: charge(4); read_op<M::AbsX, R::ORA>(c, bus); break;
-    case 0x19: charge(4); read_op<M::AbsY, R::ORA>(c, bus); break;
-    case 0x01: charge(6); read_op<M::IndX, R::ORA>(c, bus); break;
-    case 0x11: charge(5); read_op<M::IndY, R::ORA>(c, bus); break;
-    case 0x29: charge(2); read_op<M::Imm, R::AND>(c, bus); break;
-    case 0x25: charge(3); read_op<M::Zp, R::AND>(c, bus); break;
-    case 0x35: charge(4); read_op<M::ZpX, R::AND>(c, bus); break;
-    case 0x2D: charge(4); read_op<M::Abs, R::AND>(c, bus); break;
-    case 0x3D: charge(4); read_op<M::AbsX, R::AND>(c, bus); break;
-    case 0x39: charge(4); read_op<M::AbsY, R::AND>(c, bus); break;
-    case 0x21: charge(6); read_op<M::IndX, R::AND>(c, bus); break;
-    case 0x31: charge(5); read_op<M::IndY, R::AND>(c, bus); break;
-    case 0x49: charge(2); read_op<M::Imm, R::EOR>(c, bus); break;
-    case 0x45: charge(3); read_op<M::Zp, R::EOR>(c, bus); break;
-    case 0x55: charge(4); read_op<M::ZpX, R::EOR>(c, bus); break;
-    case 0x4D: charge(4); read_op<M::Abs, R::EOR>(c, bus); break;
-    case 0x5D: charge(4); read_op<M::AbsX, R::EOR>(c, bus); break;
-    case 0x59: charge(4); read_op<M::AbsY, R::EOR>(c, bus); break;
-    case 0x41: charge(6); read_op<M::IndX, R::EOR>(c, bus); break;
-    case 0x51: charge(5); read_op<M::IndY, R::EOR>(c, bus); break;
-    case 0x69: charge(2); read_op<M::Imm, R::ADC>(c, bus); break;
-    case 0x65: charge(3); read_op<M::Zp, R::ADC>(c, bus); break;
-    case 0x75: charge(4); read_op<M::ZpX, R::ADC>(c, bus); break;
-    case 0x6D: charge(4); read_op<M::Abs, R::ADC>(c, bus); break;
-    case 0x7D: charge(4); read_op<M::AbsX, R::ADC>(c, bus); break;
-    case 0x79: charge(4); read_op<M::AbsY, R::ADC>(c, bus); break;
-    case 0x61: charge(6); read_op<M::IndX, R::ADC>(c, bus); break;
-    case 0x71: charge(5); read_op<M::IndY, R::ADC>(c, bus); break;
-    case 0xE9: case 0xEB: charge(2); read_op<M::Imm, R::SBC>(c, bus); break;
-    case 0xE5: charge(3); read_op<M::Zp, R::SBC>(c, bus); break;
-    case 0xF5: charge(4); read_op<M::ZpX, R::SBC>(c, bus); break;
-    case 0xED: charge(4); read_op<M::Abs, R::SBC>(c, bus); break;
-    case 0xFD: charge(4); read_op<M::AbsX, R::SBC>(c, bus); break;
-    case 0xF9: charge(4); read_op<M::AbsY, R::SBC>(c, bus); break;
-    case 0xE1: charge(6); read_op<M::IndX, R::SBC>(c, bus); break;
-    case 0xF1: charge(5); read_op<M::IndY, R::SBC>(c, bus); break;
-    case 0xC9: charge(2); read_op<M::Imm, R::CMP>(c, bus); break;
-    case 0xC5: charge(3); read_op<M::Zp, R::CMP>(c, bus); break;
-    case 0xD5: charge(4); read_op<M::ZpX, R::CMP>(c, bus); break;
-    case 0xCD: charge(4); read_op<M::Abs, R::CMP>(c, bus); break;
-    case 0xDD: charge(4); read_op<M::AbsX, R::CMP>(c, bus); break;
-    case 0xD9: charge(4); read_op<M::AbsY, R::CMP>(c, bus); break;
-    case 0xC1: charge(6); read_op<M::IndX, R::CMP>(c, bus); break;
-    case 0xD1: charge(5); read_op<M::IndY, R::CMP>(c, bus); break;
-    case 0xE0: charge(2); read_op<M::Imm, R::CPX>(c, bus); break;
-    case 0xE4: charge(3); read_op<M::Zp, R::CPX>(c, bus); break;
-    case 0xEC: charge(4); read_op<M::Abs, R::CPX>(c, bus); break;
-    case 0xC0: charge(2); read_op<M::Imm, R::CPY>(c, bus); break;
-    case 0xC4: charge(3); read_op<M::Zp, R::CPY>(c, bus); break;
-    case 0xCC: charge(4); read_op<M::Abs, R::CPY>(c, bus); break;
-    case 0x24: charge(3); read_op<M::Zp, R::BIT>(c, bus); break;
-    case 0x2C: charge(4); read_op<M::Abs, R::BIT>(c, bus); break;
-    case 0x0B: case 0x2B: charge(2); read_op<M::Imm, R::ANC>(c, bus); break;
-    case 0x4B: charge(2); read_op<M::Imm, R::ALR>(c, bus); break;
-    case 0x6B: charge(2); read_op<M::Imm, R::ARR>(c, bus); break;
-    case 0x8B: charge(2); read_op<M::Imm, R::ANE>(c, bus); break;
-    case 0xCB: charge(2); read_op<M::Imm, R::SBX>(c, bus); break;
-    // ---- read-modify-write on memory
-    case 0x06: charge(5); modify_op<M::Zp, W::ASL>(c, bus); break;
-    case 0x16: charge(6); modify_op<M::ZpX, W::ASL>(c, bus); break;
-    case 0x0E: charge(6); modify_op<M::Abs, W::ASL>(c, bus); break;
-    case 0x1E: charge(7); modify_op<M::AbsX, W::ASL>(c, bus); break;
-    case 0x46: charge(5); modify_op<M::Zp, W::LSR>(c, bus); break;
-    case 0x56: charge(6); modify_op<M::ZpX, W::LSR>(c, bus); break;
-    case 0x4E: charge(6); modify_op<M::Abs, W::LSR>(c, bus); break;
-    case 0x5E: charge(7); modify_op<M::AbsX, W::LSR>(c, bus); break;
-    case 0x26: charge(5); modify_op<M::Zp, W::ROL>(c, bus); break;
-    case 0x36: charge(6); modify_op<M::ZpX, W::ROL>(c, bus); break;
-    case 0x2E: charge(6); modify_op<M::Abs, W::ROL>(c, bus); break;
-    case 0x3E: charge(7); modify_op<M::AbsX, W::ROL>(c, bus); break;
-    case 0x66: charge(5); modify_op<M::Zp, W::ROR>(c, bus); break;
-    case 0x76: charge(6); modify_op<M::ZpX, W::ROR>(c, bus); break;
-    case 0x6E: charge(6); modify_op<M::Abs, W::ROR>(c, bus); break;
-    case 0x7E: charge(7); modify_op<M::AbsX, W::ROR>(c, bus); break;
-    case 0xE6: charge(5); modify_op<M::Zp, W::INC>(c, bus); break;
-    case 0xF6: charge(6); modify_op<M::ZpX, W::INC>(c, bus); break;
-    case 0xEE: charge(6); modify_op<M::Abs, W::INC>(c, bus); break;
-    case 0xFE: charge(7); modify_op<M::AbsX, W::INC>(c, bus); break;
-    case 0xC6: charge(5); modify_op<M::Zp, W::DEC>(c, bus); break;
-    case 0xD6: charge(6); modify_op<M::ZpX, W::DEC>(c, bus); break;
-    case 0xCE: charge(6); modify_op<M::Abs, W::DEC>(c, bus); break;
-    case 0xDE: charge(7); modify_op<M::AbsX, W::DEC>(c, bus); break;
-    // The undocumented RMW family: one row of seven modes per operation.
-    case 0x07: charge(5); modify_op<M::Zp, W::SLO>(c, bus); break;
-    case 0x17: charge(6); modify_op<M::ZpX, W::SLO>(c, bus); break;
-    case 0x0F: charge(6); modify_op<M::Abs, W::SLO>(c, bus); break;
-    case 0x1F: charge(7); modify_op<M::AbsX, W::SLO>(c, bus); break;
-    case 0x1B: charge(7); modify_op<M::AbsY, W::SLO>(c, bus); break;
-    case 0x03: charge(8); modify_op<M::IndX, W::SLO>(c, bus); break;
-    case 0x13: charge(8); modify_op<M::IndY, W::SLO>(c, bus); break;
-    case 0x27: charge(5); modify_op<M::Zp, W::RLA>(c, bus); break;
-    case 0x37: charge(6); modify_op<M::ZpX, W::RLA>(c, bus); break;
-    case 0x2F: charge(6); modify_op<M::Abs, W::RLA>(c, bus); break;
-    case 0x3F: charge(7); modify_op<M::AbsX, W::RLA>(c, bus); break;
-    case 0x3B: charge(7); modify_op<M::AbsY, W::RLA>(c, bus); break;
-    case 0x23: charge(8); modify_op<M::IndX, W::RLA>(c, bus); break;
-    case 0x33: charge(8); modify_op<M::IndY, W::RLA>(c, bus); break;
-    case 0x47: charge(5); modify_op<M::Zp, W::SRE>(c, bus); break;
-    case 0x57: charge(6); modify_op<M::ZpX, W::SRE>(c, bus); break;
-    case 0x4F: charge(6); modify_op<M::Abs, W::SRE>(c, bus); break;
-    case 0x5F: charge(7); modify_op<M::AbsX, W::SRE>(c, bus); break;
-    case 0x5B: charge(7); modify_op<M::AbsY, W::SRE>(c, bus); break;
-    case 0x43: charge(8); modify_op<M::IndX, W::SRE>(c, bus); break;
-    case 0x53: charge(8); modify_op<M::IndY, W::SRE>(c, bus); break;
-    case 0x67: charge(5); modify_op<M::Zp, W::RRA>(c, bus); break;
-    case 0x77: charge(6); modify_op<M::ZpX, W::RRA>(c, bus); break;
-    case 0x6F: charge(6); modify_op<M::Abs, W::RRA>(c, bus); break;
-    case 0x7F: charge(7); modify_op<M::AbsX, W::RRA>(c, bus); break;
-    case 0x7B: charge(7); modify_op<M::AbsY, W::RRA>(c, bus); break;
-    case 0x63: charge(8); modify_op<M::IndX, W::RRA>(c, bus); break;
-    case 0x73: charge(8); modify_op<M::IndY, W::RRA>(c, bus); break;
-    case 0xC7: charge(5); modify_op<M::Zp, W::DCP>(c, bus); break;
-    case 0xD7: charge(6); modify_op<M::ZpX, W::DCP>(c, bus); break;
-    case 0xCF: charge(6); modify_op<M::Abs, W::DCP>(c, bus); break;
-    case 0xDF: charge(7); modify_op<M::AbsX, W::DCP>(c, bus); break;
-    case 0xDB: charge(7); modify_op<M::AbsY, W::DCP>(c, bus); break;
-    case 0xC3: charge(8); modify_op<M::IndX, W::DCP>(c, bus); break;
-    case 0xD3: charge(8); modify_op<M::IndY, W::DCP>(c, bus); break;
-    case 0xE7: charge(5); modify_op<M::Zp, W::ISB>(c, bus); break;
-    case 0xF7: charge(6); modify_op<M::ZpX, W::ISB>(c, bus); break;
-    case 0xEF: charge(6); modify_op<M::Abs, W::ISB>(c, bus); break;
-    case 0xFF: charge(7); modify_op<M::AbsX, W::ISB>(c, bus); break;
-    case 0xFB: charge(7); modify_op<M::AbsY, W::ISB>(c, bus); break;
-    case 0xE3: charge(8); modify_op<M::IndX, W::ISB>(c, bus); break;
-    case 0xF3: charge(8); modify_op<M::IndY, W::ISB>(c, bus); break;
-    // ---- accumulator shifts: no bus access at all in the low core
-    case 0x0A: charge(2); c.a = apply_modify(c, W::ASL, c.a); break;
-    case 0x4A: charge(2); c.a = apply_modify(c, W::LSR, c.a); break;
-    case 0x2A: charge(2); c.a = apply_modify(c, W::ROL, c.a); break;
-    case 0x6A: charge(2); c.a = apply_modify(c, W::ROR, c.a); break;
-    // ---- register transfers, increments, flags
-    case 0xAA: charge(2); c.x = c.a; set_nz(c, c.x); break;
-    case 0xA8: charge(2); c.y = c.a; set_nz(c, c.y); break;
-    case 0x8A: charge(2); c.a = c.x; set_nz(c, c.a); break;
-    case 0x98: charge(2); c.a = c.y; set_nz(c, c.a); break;
-    case 0xBA: charge(2); c.x = c.sp; set_nz(c, c.x); break;
-    case 0x9A: charge(2); c.sp = c.x; break;
-    case 0xE8: charge(2); c.x++; set_nz(c, c.x); break;
-    case 0xC8: charge(2); c.y++; set_nz(c, c.y); break;
-    case 0xCA: charge(2); c.x--; set_nz(c, c.x); break;
-    case 0x88: charge(2); c.y--; set_nz(c, c.y); break;
-    case 0x18: charge(2); set_flag(c, flag::C, false); break;
-    case 0x38: charge(2); set_flag(c, flag::C, true); break;
-    case 0x58: charge(2); set_flag(c, flag::I, false); break;
-    case 0x78: charge(2); set_flag(c, flag::I, true); break;
-    case 0xB8: charge(2); set_flag(c, flag::V, false); break;
-    case 0xD8: charge(2); set_flag(c, flag::D, false); break;
-    case 0xF8: charge(2); set_flag(c, flag::D, true); break;
-    // ---- no-ops: the implied ones touch nothing, the others read their operand
-    case 0xEA: case 0x1A: case 0x3A: case 0x5A: case 0x7A: case 0xDA: case 0xFA: charge(2); break;
-    case 0x80: case 0x82: case 0x89: case 0xC2: case 0xE2: charge(2); read_op<M::Imm, R::NOP>(c, bus); break;
-    case 0x04: case 0x44: case 0x64: charge(3); read_op<M::Zp, R::NOP>(c, bus); break;
-    case 0x14: case 0x34: case 0x54: case 0x74: case 0xD4: case 0xF4: charge(4); read_op<M::ZpX, R::NOP>(c, bus); break;
-    case 0x0C: charge(4); read_op<M::Abs, R::NOP>(c, bus); break;
-    case 0x1C: case 0x3C: case 0x5C: case 0x7C: case 0xDC: case 0xFC: charge(4); read_op<M::AbsX, R::NOP>(c, bus); break;
-    // ---- branches
-    case 0x10: charge(2); branch(c, bus, !has_flag(c, flag::N)); break;
-    case 0x30: charge(2); branch(c, bus, has_flag(c, flag::N)); break;
-    case 0x50: charge(2); branch(c, bus, !has_flag(c, flag::V)); break;
-    case 0x70: charge(2); branch(c, bus, has_flag(c, flag::V)); break;
-    case 0x90: charge(2); branch(c, bus, !has_flag(c, flag::C)); break;
-    case 0xB0: charge(2); branch(c, bus, has_flag(c, flag::C)); break;
-    case 0xD0: charge(2); branch(c, bus, !has_flag(c, flag::Z)); break;
-    case 0xF0: charge(2); branch(c, bus, has_flag(c, flag::Z)); break;
-    // ---- jumps and the stack
-    case 0x4C: charge(3); c.pc = fetch_word(c, bus); break;
-    case 0x6C: charge(5); jmp_indirect(c, bus); break;
-    case 0x20: charge(6); jsr(c, bus); break;
-    case 0x60: charge(6); rts(c, bus); break;
-    case 0x40: charge(6); rti(c, bus); break;
-    case 0x00: charge(7); brk(c, bus); break;
-    case 0x48: charge(3); push(c, bus, c.a); break;
-    case 0x08: charge(3); push(c, bus, c.p); break;
-    case 0x68: charge(4); stack_pad_read(c, bus); c.a = pull(c, bus); set_nz(c, c.a); break;
-    case 0x28: charge(4); stack_pad_read(c, bus); load_status(c, pull(c, bus)); break;
-    // ---- JAM ($02 $12 ... $F2): Stella has no case for them; the fetch and
-    // two cycles are charged and the CPU stays dead until reset.
-    default: charge(2); c.jammed = 1; bus.jam(); break;
+  switch (fetch(c, bus)) {
+#define CULE_OPCODE(code, cycles, ...) \
+  case code:                           \
+    bus.tick(cycles);                  \
+    __VA_ARGS__;                       \
+    break;
+#include "opcodes.inc"
+#undef CULE_OPCODE
   }
 }
 

@@ -254,10 +254,8 @@ struct ConsoleBus {
 
   // Whether the instruction at pc reads its three bytes (opcode and
   // operands) from plain ROM: the common case, which CodeWindow<Cart> runs.
-  // A ROM read in full without the mapper (2K, 4K) already skips most of
-  // the decode: the window's test would cost about what it saves.
-  static constexpr bool kHasCodeWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2 &&
-                                         Cart::kDirectHi - Cart::kDirectLo <= Cart::kOffsetMask;
+  // A mapper whose every read goes through its peek (E0, FE) has none.
+  static constexpr bool kHasCodeWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2;
   CULE_HOT static bool code_window_at(uint16_t pc) {
     return (pc & 0x1000) && (uint16_t)((pc & Cart::kOffsetMask) - Cart::kDirectLo) <
                                 (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
@@ -330,10 +328,17 @@ struct ConsoleBus {
 // sees it: its opcode and operand reads skip the address decode, most of what
 // an emulated instruction's fetches cost on the host. The frame loop's one
 // bus; an instruction outside the window sees it as its ConsoleBus.
+// Mappers without a window (kHasCodeWindow false) run every instruction on
+// it as on their ConsoleBus.
 template <class Cart>
 struct CodeWindow : ConsoleBus<Cart> {
-  using ConsoleBus<Cart>::ConsoleBus;
-  CULE_HOT uint8_t peek_code(uint16_t address) { return this->peek_rom(address); }
+  using Base = ConsoleBus<Cart>;
+  using Base::Base;
+  // Whether the instruction at pc runs on this bus (else step_outside_window).
+  CULE_HOT static bool runs_at(uint16_t pc) { return !Base::kHasCodeWindow || Base::code_window_at(pc); }
+  CULE_HOT uint8_t peek_code(uint16_t address) {
+    return Base::kHasCodeWindow ? this->peek_rom(address) : this->peek(address);
+  }
 };
 
 // An instruction outside the code window (in RAM, next to a mapper's
@@ -420,38 +425,80 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   m.stop = 0;
   if (recorder) recorder->begin(m.tia);
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
-  Cpu6507 regs = m.cpu;
+  Cpu6507 c = m.cpu;
   CodeWindow<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
   ConsoleBus<Cart>& plain_bus = bus;
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
 #endif
-  while (bus.left && !(bus.halt & (kHaltFrame | kHaltJam)) && !regs.jammed) {
+#ifdef CULE_TRACE_INSTRUCTION
+#define CULE_INSTRUCTION_DONE() CULE_TRACE_INSTRUCTION()
+#else
+#define CULE_INSTRUCTION_DONE() (void)0
+#endif
+  while (bus.left && !(bus.halt & (kHaltFrame | kHaltJam)) && !c.jammed) {
     // One scanline's instructions, up to a WSYNC write. The threads of a GPU
     // warp leave this inner loop together, so the warp regroups at every
     // scanline instead of drifting apart for the whole frame
     // (python -m cule.benchmarks.simt measures the difference).
     bus.halt = 0;
-    do {
-      if constexpr (ConsoleBus<Cart>::kHasCodeWindow) {
-        if (CULE_LIKELY(ConsoleBus<Cart>::code_window_at(regs.pc))) {
-          cpu::step(regs, bus);
-        } else {
-          copy_registers(m.cpu, regs);
-          bus.continue_from(step_outside_window(plain_bus));
-          copy_registers(regs, m.cpu);
-        }
-      } else {
-        cpu::step(regs, plain_bus);
-      }
-#ifdef CULE_TRACE_INSTRUCTION
-      CULE_TRACE_INSTRUCTION();
+#if CULE_THREADED_DISPATCH
+    // Threaded only where a code window decides which bus an instruction
+    // runs on: with every fetch decoding its address (E0, FE), g++ keeps the
+    // accumulator and the status byte of the threaded loop on the stack, and
+    // pong ran 25% slower than with the switch before 2K and 4K had a window
+    // (docs/benchmarks.md).
+    if constexpr (ConsoleBus<Cart>::kHasCodeWindow) {
+      // cpu::step's cases as labels, each ending in its own fetch and jump
+      // to the next opcode's label: the loop below, unrolled into every case.
+      using namespace cpu;
+      using M = Mode;
+      using R = ReadOp;
+      using S = StoreOp;
+      using W = ModifyOp;
+#define CULE_HANDLER(code) &&op_##code,
+      static const void* const kHandlers[256] = {CULE_OPCODE_BYTES(CULE_HANDLER)};
+#undef CULE_HANDLER
+#define CULE_DISPATCH()                                    \
+  if (CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window; \
+  goto* kHandlers[fetch(c, bus)];
+#define CULE_NEXT()                                        \
+  CULE_INSTRUCTION_DONE();                                 \
+  if (!bus.next_instruction()) goto scanline_done;         \
+  CULE_DISPATCH()
+      CULE_DISPATCH();
+#define CULE_OPCODE(code, cycles, ...) \
+  op_##code:                           \
+  bus.tick(cycles);                    \
+  __VA_ARGS__;                         \
+  CULE_NEXT();
+#include "chips/opcodes.inc"
+#undef CULE_OPCODE
+    outside_window:
+      copy_registers(m.cpu, c);
+      bus.continue_from(step_outside_window(plain_bus));
+      copy_registers(c, m.cpu);
+      CULE_NEXT();
+#undef CULE_NEXT
+#undef CULE_DISPATCH
+    scanline_done:;
+    } else
 #endif
+    do {
+      if (CULE_LIKELY(bus.runs_at(c.pc))) {
+        cpu::step(c, bus);
+      } else {
+        copy_registers(m.cpu, c);
+        bus.continue_from(step_outside_window(plain_bus));
+        copy_registers(c, m.cpu);
+      }
+      CULE_INSTRUCTION_DONE();
     } while (bus.next_instruction());
     bus.resume();
   }
+#undef CULE_INSTRUCTION_DONE
   bus.write_back();
-  m.cpu = regs;
+  m.cpu = c;
   tia::settle(m.tia, bus.frame, bus.due);
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
   const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;
