@@ -317,6 +317,7 @@ def test_rainbow_learns_the_sanity_task(tmp_path):
     dict(double=False, dueling=False, atoms=1, n_step=1, prioritized=False, noisy=False, apex=False),  # DQN
     dict(atoms=1, noisy=False, apex=False, actor_sync_every=3),  # Double + dueling + PER + 3-step, epsilon schedule
     dict(dueling=False, prioritized=False, apex=False),  # C51 + noisy, uniform replay
+    dict(network="data-efficient", noisy_sigma0=0.1),  # data-efficient Rainbow's network and noise
 ])
 def test_ablations_run(tmp_path, switches):
     r = train(Args(game="sanity", num_envs=8, total_frames=8 * 24, learning_starts=64, env_steps_per_update=8,

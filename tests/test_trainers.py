@@ -99,13 +99,23 @@ def test_evaluation_protocol_and_video(tmp_path):
     assert (tmp_path / "agent.gif").stat().st_size > 1000
 
 
-def test_impala_network_option_trains(tmp_path):
+@pytest.mark.parametrize("name", ["impala", "data-efficient"])
+def test_network_option_trains(tmp_path, name):
     r = train(Args(game="sanity", num_envs=16, num_steps=4, total_frames=16 * 4 * 3, output_dir=str(tmp_path),
-                   quiet=True, network="impala"))
+                   quiet=True, network=name))
     assert r["update"] == 3 and torch.isfinite(torch.tensor(r["loss"]))
     with pytest.raises(ValueError, match="network"):
         train(Args(game="sanity", num_envs=4, num_steps=2, total_frames=8, output_dir=str(tmp_path), quiet=True,
                    network="resnet9000"))
+
+
+def test_data_efficient_torso_has_the_papers_shape():
+    """Two 5x5 convolutions of stride 5 take 84x84 to 3x3x64 = 576 features (van Hasselt et al. 2019)."""
+    from cule.trainers.common.models import data_efficient_torso
+
+    torso = data_efficient_torso(4)
+    assert torso(torch.zeros(2, 4, 84, 84)).shape == (2, 576)
+    assert sum(p.numel() for p in torso.parameters()) == (4 * 25 * 32 + 32) + (32 * 25 * 64 + 64)
 
 
 def test_wall_clock_budget_stops_with_a_checkpoint(tmp_path):

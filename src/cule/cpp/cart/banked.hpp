@@ -19,7 +19,10 @@ struct Banked {
   static constexpr uint16_t kDirectLo = kSuperChip ? 0x0100 : 0x0000;  // above the SuperChip ports
   static constexpr uint16_t kDirectHi = kFirstHotspot;
 
-  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom) { return rom + s.bank * kBankBytes; }
+  static constexpr uint32_t kPageShift = 12;
+  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom, uint32_t) {
+    return rom + s.bank * kBankBytes;
+  }
 
   CULE_HD static void check_hotspot(CartState& s, uint16_t offset) {
     if (offset >= kFirstHotspot && offset < kFirstHotspot + kBanks) s.bank = (uint8_t)(offset - kFirstHotspot);

@@ -18,9 +18,10 @@
 // Most cart reads are instruction fetches from plain ROM. A mapper names
 // them so the bus can skip its peek: a read whose offset (address &
 // kOffsetMask) lies in [kDirectLo, kDirectHi) has no side effect and returns
-// direct_base(s, rom)[offset], a pointer the bus refreshes after every access
-// that went through peek or poke (the only ones that switch banks). A mapper
-// with kDirectLo == kDirectHi routes every read through peek.
+// direct_base(s, rom, page)[offset & page mask], page = offset >> kPageShift
+// (12: one page; E0 banks 1K windows), pointers the bus refreshes after every
+// access that went through peek or poke (the only ones that switch banks). A
+// mapper with kDirectLo == kDirectHi routes every read through peek.
 //
 // Stella maps some cart pages "direct" (the System reads or writes an array
 // without calling the cart) and routes the rest to the cart's peek/poke. Only

@@ -28,7 +28,10 @@ struct CartDPC {
   static constexpr uint16_t kOffsetMask = 0x0FFF;
   static constexpr uint16_t kDirectLo = 0x0080;
   static constexpr uint16_t kDirectHi = 0x0FC0;
-  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom) { return rom + s.bank * cart::kBankBytes; }
+  static constexpr uint32_t kPageShift = 12;
+  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom, uint32_t) {
+    return rom + s.bank * cart::kBankBytes;
+  }
 
   template <class Rng>
   CULE_HD static void power_on(CartState& s, Rng&) {

@@ -10,11 +10,16 @@ namespace cule {
 // byte whatever it switched (CartE0.cxx).
 struct CartE0 {
   static constexpr uint32_t kRomBytes = 8192;
-  // Four windows of different slices: no single base, so every read is a peek.
+  // On the host, plain reads are everything below the hotspots, one 1K page
+  // per window, whose bases the bus keeps. The device, short of registers
+  // for four bases, sends every read through peek.
   static constexpr uint16_t kOffsetMask = 0x0FFF;
   static constexpr uint16_t kDirectLo = 0x0000;
-  static constexpr uint16_t kDirectHi = 0x0000;
-  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom) { return rom; }
+  static constexpr uint16_t kDirectHi = CULE_DEVICE_CODE ? 0x0000 : 0x0FE0;
+  static constexpr uint32_t kPageShift = 10;
+  CULE_HD static const uint8_t* direct_base(const CartState& s, const uint8_t* rom, uint32_t window) {
+    return rom + (window == 3 ? 7u : s.slice[window]) * cart::kSliceBytes;
+  }
 
   CULE_HD static void check_hotspot(CartState& s, uint16_t offset) {
     if (offset >= 0x0FE0 && offset < 0x0FF8) s.slice[(offset - 0x0FE0) >> 3] = (uint8_t)(offset & 7);
@@ -36,9 +41,7 @@ struct CartE0 {
   CULE_HD static uint8_t peek(CartState& s, const uint8_t* rom, uint16_t address, uint32_t) {
     const uint16_t offset = cart::offset_of(address);
     check_hotspot(s, offset);
-    const uint32_t window = offset >> 10;
-    const uint32_t slice = window == 3 ? 7u : s.slice[window];
-    return rom[slice * cart::kSliceBytes + (offset & 0x03FF)];
+    return direct_base(s, rom, offset >> 10)[offset & 0x03FF];
   }
   CULE_HD static void poke(CartState& s, const uint8_t*, uint16_t address, uint8_t, uint32_t) {
     check_hotspot(s, cart::offset_of(address));

@@ -15,7 +15,8 @@ struct Fixed {
   static constexpr uint16_t kDirectLo = 0x0000;
   static constexpr uint16_t kDirectHi = kBytes <= kBankBytes ? kOffsetMask + 1 : 0;  // FE: A13 picks the half
 
-  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom) { return rom; }
+  static constexpr uint32_t kPageShift = 12;
+  CULE_HD static const uint8_t* direct_base(const CartState&, const uint8_t* rom, uint32_t) { return rom; }
 
   template <class Rng>
   CULE_HD static void power_on(CartState& s, Rng&) { s = CartState{}; }

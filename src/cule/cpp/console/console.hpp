@@ -86,11 +86,20 @@ enum : uint8_t {
   kHaltJam = 4,    // a JAM opcode: the CPU is dead until the next reset
 };
 
-// What a write to the TIA or the RIOT means for the CPU.
-struct IoWrite {
-  uint32_t stall_cycles;  // WSYNC
-  int32_t due;            // the TIA picture's catch-up target (tia::poke)
-  uint8_t halt;           // kHalt* bits
+// What a write to the TIA or the RIOT means for the CPU, packed into one
+// 64-bit word so that the out-of-line io_poke returns it in one register: as
+// a 12-byte struct it came back through the stack, and the caller's loads of
+// the halves that io_poke had just stored separately missed store-to-load
+// forwarding (perf: half of io_poke's time on solaris).
+class IoWrite {
+  uint64_t bits_;  // due | stall_cycles << 32 (< 76) | halt << 56
+
+ public:
+  CULE_HD IoWrite(uint32_t stall_cycles, int32_t due, uint8_t halt)
+      : bits_((uint64_t)(uint32_t)due | (uint64_t)stall_cycles << 32 | (uint64_t)halt << 56) {}
+  CULE_HD uint32_t stall_cycles() const { return (uint32_t)(bits_ >> 32) & 0x00FFFFFFu; }  // WSYNC
+  CULE_HD int32_t due() const { return (int32_t)(uint32_t)bits_; }  // the picture's catch-up target (tia::poke)
+  CULE_HD uint8_t halt() const { return (uint8_t)(bits_ >> 56); }   // kHalt* bits
 };
 
 // Reads and writes of the TIA and the RIOT's ports and timer: plain
@@ -125,7 +134,7 @@ CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
 // applies at once every further turn whose read has no side effect (the timer
 // has not expired) and whose branch is taken again; the turn that leaves the
 // loop or finds the timer expired runs as usual. The loop's five bytes must
-// be plain ROM reads, and the frame's instruction budget `left` must outlast
+// be plain ROM reads in one page (`loop`, else null), and the frame's instruction budget `left` must outlast
 // the turns skipped, so the budget, the clock, the data bus (the branch's
 // offset byte, last read by every turn) and the registers end as if each
 // instruction had run.
@@ -135,15 +144,12 @@ struct TimerWait {
   uint32_t instructions;  // two per turn skipped
 };
 
-template <class Cart>
-CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* direct, Cpu6507 regs, uint32_t cycles,
+CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* loop, Cpu6507 regs, uint32_t cycles,
                                     uint32_t left) {
   TimerWait w{regs, cycles, 0};
-  const uint16_t first = (uint16_t)(regs.pc & Cart::kOffsetMask);
-  if (!(regs.pc & 0x1000) || !cart::is_direct<Cart>(first) || !cart::is_direct<Cart>((uint16_t)(first + 4)))
-    return w;
-  const uint8_t opcode = direct[first], branch = direct[first + 3];
-  const uint16_t address = (uint16_t)(direct[first + 1] | (direct[first + 2] << 8));
+  if (!loop) return w;
+  const uint8_t opcode = loop[0], branch = loop[3];
+  const uint16_t address = (uint16_t)(loop[1] | (loop[2] << 8));
   if ((address & 0x1284) != 0x0284) return w;  // not the RIOT's timer ($284-$287 and mirrors)
   cpu::ReadOp op;
   switch (opcode) {
@@ -187,15 +193,21 @@ struct ConsoleBus {
   Machine& m;
   const RomView& rom;
   const uint8_t* image;     // rom.image
+  static constexpr uint32_t kPages = 0x1000u >> Cart::kPageShift;
+  static constexpr uint16_t kPageMask = (uint16_t)((1u << Cart::kPageShift) - 1);
 #if !CULE_DEVICE_CODE
-  // Cart::direct_base, what plain ROM reads see under the current banks,
-  // kept from one bank switch to the next; the device, short of registers,
-  // recomputes it at each read.
-  const uint8_t* direct;
-  CULE_HOT const uint8_t* direct_rom() const { return direct; }
-  CULE_HOT void banks_changed() { direct = Cart::direct_base(m.cart, image); }
+  // Cart::direct_base of each page, what plain ROM reads see under the
+  // current banks, kept from one bank switch to the next; the device, short
+  // of registers, recomputes it at each read.
+  const uint8_t* direct[kPages];
+  CULE_HOT const uint8_t* direct_page(uint16_t offset) const { return direct[offset >> Cart::kPageShift]; }
+  CULE_HOT void banks_changed() {
+    for (uint32_t p = 0; p < kPages; ++p) direct[p] = Cart::direct_base(m.cart, image, p);
+  }
 #else
-  CULE_HOT const uint8_t* direct_rom() const { return Cart::direct_base(m.cart, image); }
+  CULE_HOT const uint8_t* direct_page(uint16_t offset) const {
+    return Cart::direct_base(m.cart, image, offset >> Cart::kPageShift);
+  }
   CULE_HOT void banks_changed() {}
 #endif
   uint8_t* frame;           // the TIA's current frame buffer, or null to skip pixels
@@ -219,7 +231,8 @@ struct ConsoleBus {
 
   // A read the caller knows to be plain ROM under the current banks.
   CULE_HOT uint8_t peek_rom(uint16_t address) {
-    const uint8_t v = direct_rom()[address & Cart::kOffsetMask];
+    const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
+    const uint8_t v = direct_page(offset)[offset & kPageMask];
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
     CULE_TRACE_ACCESS(*this, address, v, false);
@@ -263,7 +276,7 @@ struct ConsoleBus {
   // What an instruction run on a copy of the bus changed (step_outside_window).
   CULE_HD void continue_from(const ConsoleBus& b) {
 #if !CULE_DEVICE_CODE
-    direct = b.direct;
+    for (uint32_t p = 0; p < kPages; ++p) direct[p] = b.direct[p];
     budget = b.budget;
 #endif
     cycles = b.cycles;
@@ -281,9 +294,9 @@ struct ConsoleBus {
       m.riot.ram[address & 0x7F] = v;
     } else {
       const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
-      cycles += w.stall_cycles;
-      due = w.due;
-      if (w.halt) halt_after_instruction(w.halt);
+      cycles += w.stall_cycles();
+      due = w.due();
+      if (w.halt()) halt_after_instruction(w.halt());
     }
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
@@ -294,7 +307,11 @@ struct ConsoleBus {
   CULE_HOT void tick(uint32_t n) { cycles += n; }
   CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
   CULE_HOT void loop_back(Cpu6507& c) {
-    const TimerWait w = skip_timer_wait<Cart>(m.riot, direct_rom(), c, cycles, left);
+    const uint16_t first = (uint16_t)(c.pc & Cart::kOffsetMask), last = (uint16_t)(first + 4);
+    const bool plain = (c.pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
+                       (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
+    const TimerWait w =
+        skip_timer_wait(m.riot, plain ? direct_page(first) + (first & kPageMask) : nullptr, c, cycles, left);
     c = w.regs;
     cycles = w.cycles;
     left -= w.instructions;
