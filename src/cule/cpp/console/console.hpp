@@ -134,10 +134,10 @@ CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
 // applies at once every further turn whose read has no side effect (the timer
 // has not expired) and whose branch is taken again; the turn that leaves the
 // loop or finds the timer expired runs as usual. The loop's five bytes must
-// be plain ROM reads in one page (`loop`, else null), and the frame's instruction budget `left` must outlast
-// the turns skipped, so the budget, the clock, the data bus (the branch's
-// offset byte, last read by every turn) and the registers end as if each
-// instruction had run.
+// be plain ROM reads in one page (`loop`, else null), and the frame's
+// instruction budget `left` must outlast the turns skipped, so the budget,
+// the clock, the data bus (the branch's offset byte, last read by every turn)
+// and the registers end as if each instruction had run.
 struct TimerWait {
   Cpu6507 regs;
   uint32_t cycles;
