@@ -1,5 +1,6 @@
 """The JAX PPO example: its maths against naive formulas and torch's Adam, and a short run that writes its log."""
 import csv
+import json
 import math
 
 import numpy as np
@@ -56,4 +57,13 @@ def test_a_short_run_logs_every_update(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "log.csv")))
     assert [int(r["frames"]) for r in rows] == [256, 512, 768] and result["frames"] == 768
     assert all(math.isfinite(float(r["loss"])) and float(r["entropy"]) > 0 for r in rows)
-    assert (tmp_path / "summary.json").is_file()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert "reached" not in summary and summary["settings"]["target"] is None  # no target given: none reported
+
+
+def test_a_target_is_reported_as_the_train_benchmark_reports_it(tmp_path):
+    args = ppo_jax.Args(game="pong", num_envs=4, num_steps=16, total_frames=4 * 16 * 4 * 2, output_dir=str(tmp_path),
+                        target=-1000.0)
+    ppo_jax.train(args)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["target"] == -1000.0 and {"reached", "smoothed_reached"} <= set(summary)

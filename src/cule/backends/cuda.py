@@ -167,7 +167,20 @@ def kernel_arguments(kernel: str, args: dict) -> list[tuple[int, str]]:
     return out
 
 
-class CudaLauncher:
+class Launcher:
+    """What launch_step drives: ``launch(kernel, geometry, **args)``, ``sms`` and ``zero(tensor)``, which clears
+    a tensor in the launches' order (here on the tensor's own device and stream; cule.jax records it instead)."""
+
+    sms: int
+
+    def launch(self, kernel: str, geometry: Geometry, **args) -> None:
+        raise NotImplementedError
+
+    def zero(self, tensor: torch.Tensor) -> None:
+        tensor.zero_()
+
+
+class CudaLauncher(Launcher):
     """The kernels of one build, launched on torch's current stream.
 
     ``launch(kernel, geometry, **args)``: kernel<<<geometry>>>(args), the
@@ -191,16 +204,13 @@ class CudaLauncher:
         with cupy.cuda.ExternalStream(stream.cuda_stream, self.device.index or 0):
             self._kernels[kernel]((geometry.grid,), (geometry.block,), words, shared_mem=geometry.shared_bytes)
 
-    def zero(self, tensor: torch.Tensor) -> None:
-        tensor.zero_()
-
     def function(self, kernel: str) -> int:
         """The CUfunction handle of `kernel` (for launches that do not go through Python: cule.jax)."""
         loaded = self._kernels[kernel]
         return int(getattr(loaded, "kernel", loaded).ptr)  # CuPy's RawKernel holds the driver's Function
 
 
-class ShimLauncher:
+class ShimLauncher(Launcher):
     """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops.
 
     `sms` stands in for the device's SM count in the launch geometry (default: an H100's).
@@ -214,9 +224,6 @@ class ShimLauncher:
         values = kernel_arguments(kernel, args)
         _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
                           [_KIND_CODES[kind] for _, kind in values])
-
-    def zero(self, tensor: torch.Tensor) -> None:
-        tensor.zero_()
 
 
 def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,

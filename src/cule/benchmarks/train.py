@@ -110,17 +110,18 @@ def first_reaching(rows: list[dict], scores: list[float], target: float) -> dict
     return None if row is None else _at(row)
 
 
-def summarise(output_dir: Path, target: float) -> dict:
+def summarise(output_dir: Path, target: float | None) -> dict:
     """The curve's figures from log.csv: first time and frames at the target (one line, and the mean of
-    SMOOTHED_LINES lines), best and final scores."""
+    SMOOTHED_LINES lines; left out when target is None), best and final scores."""
     from cule.trainers.common.evaluate import rolling_mean
 
     every = list(csv.DictReader(open(output_dir / "log.csv")))
     rows = [r for r in every if r.get("episode_return") not in (None, "", "nan")]
     scores = [float(r["episode_return"]) for r in rows]
     smooth = rolling_mean(scores, SMOOTHED_LINES)
-    return dict(target=target, reached=first_reaching(rows, scores, target),
-                smoothed_reached=first_reaching(rows, smooth, target), smoothed_lines=SMOOTHED_LINES,
+    reaching = {} if target is None else dict(target=target, reached=first_reaching(rows, scores, target),
+                                              smoothed_reached=first_reaching(rows, smooth, target))
+    return dict(**reaching, smoothed_lines=SMOOTHED_LINES,
                 best_score=max(scores, default=None), final_score=scores[-1] if scores else None,
                 best_smoothed_score=round(max(smooth), 2) if smooth else None,
                 final_smoothed_score=round(smooth[-1], 2) if smooth else None,

@@ -24,6 +24,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -57,6 +58,8 @@ class Args:
     max_grad_norm: float = field(default=0.5, metadata={"help": "global gradient norm clip"})
     seed: int = field(default=1, metadata={"help": "network, sampling and environment seeds"})
     output_dir: str = field(default="runs/ppo_jax", metadata={"help": "log.csv, curve.png and summary.json"})
+    target: Optional[float] = field(default=None, metadata={
+        "help": "score whose first time and frame count summary.json reports, marked on the curve"})
 
 
 # ---- network: the Nature DQN torso (Mnih et al. 2015), policy and value heads -------------------------------
@@ -228,11 +231,10 @@ def train(args: Args) -> dict:
     log.close()
     env.close()
     out = Path(args.output_dir)
-    plot(out, f"PPO in JAX on {args.game} (cule.jax.make, {args.device})", None)
-    summary = dict(summarise(out, target=float("inf")), trainer="ppo_jax", game=args.game, settings=asdict(args),
+    plot(out, f"PPO in JAX on {args.game} (cule.jax.make, {args.device})", args.target)
+    summary = dict(summarise(out, args.target), trainer="ppo_jax", game=args.game, settings=asdict(args),
                    machine=dict(machine(), jax=jax.__version__, jax_device=str(jax.devices()[0])),
                    date=time.strftime("%Y-%m-%d"))
-    summary.pop("target"), summary.pop("reached"), summary.pop("smoothed_reached")
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return dict(frames=frames, **result)
 

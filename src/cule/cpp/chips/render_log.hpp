@@ -133,7 +133,7 @@ CULE_PHASE uint8_t* replay(const FrameRecord& r, AccessSlice accesses, uint8_t* 
   for (uint32_t i = r.first; i < r.first + r.count; ++i) {
     const TiaAccess a = accesses[i];
     if (a.kind & kAccessWrite)
-      due = poke(t, frame, a.address, a.value, a.cycles, (a.kind & kAccessAfterRead) != 0, due).due;
+      due = poke(t, frame, a.address, a.value, a.cycles, (a.kind & kAccessAfterRead) != 0, due).due();
     else
       due = later(due, (int32_t)(a.cycles * 3));  // collisions are the state update's business
   }

@@ -116,10 +116,21 @@ namespace tia {
 // scanline (WSYNC). The CPU stops after the writing instruction.
 enum : uint8_t { kEndsFrame = 1, kEndsLine = 2 };
 
-struct PokeResult {
-  uint32_t stall_cycles;  // WSYNC
-  int32_t due;            // the picture's catch-up target after this write (see poke)
-  uint8_t ends;           // kEnds* bits
+// What a register write means for the CPU, packed into one 64-bit word so
+// that an out-of-line caller (the console's io_poke on the host, poke itself
+// on the device) gets it back in one register: as a 12-byte struct it came
+// back through the stack, and the caller's loads of the halves just stored
+// separately missed store-to-load forwarding (perf: half of io_poke's time on
+// solaris).
+class PokeResult {
+  uint64_t bits_;  // due | stall_cycles << 32 (< 76) | ends << 56
+
+ public:
+  CULE_HD PokeResult(uint32_t stall_cycles, int32_t due, uint8_t ends)
+      : bits_((uint64_t)(uint32_t)due | (uint64_t)stall_cycles << 32 | (uint64_t)ends << 56) {}
+  CULE_HD uint32_t stall_cycles() const { return (uint32_t)(bits_ >> 32) & 0x00FFFFFFu; }  // WSYNC
+  CULE_HD int32_t due() const { return (int32_t)(uint32_t)bits_; }  // the picture's catch-up target (see poke)
+  CULE_HD uint8_t ends() const { return (uint8_t)(bits_ >> 56); }   // kEnds* bits
 };
 
 CULE_HD uint8_t reflect_byte(uint8_t v) {
@@ -387,14 +398,17 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   if (objects & kPFBit) {
     const uint32_t key = t.pf | (uint32_t)t.pf_reflected << 20;
     if (key != t.pf_bits_key) {  // PF changes far less often than pieces are drawn
-      const LineBits b = playfield_bits(t.pf, t.pf_reflected);
+      // Used from registers: reloaded, the halves just stored as 4-byte words
+      // would be read as 8-byte ones, which store-to-load forwarding cannot serve.
+      pf = playfield_bits(t.pf, t.pf_reflected);
       for (int i = 0; i < 3; ++i) {
-        t.pf_bits[2 * i] = (uint32_t)b.w[i];
-        t.pf_bits[2 * i + 1] = (uint32_t)(b.w[i] >> 32);
+        t.pf_bits[2 * i] = (uint32_t)pf.w[i];
+        t.pf_bits[2 * i + 1] = (uint32_t)(pf.w[i] >> 32);
       }
       t.pf_bits_key = key;
+    } else {
+      for (int i = 0; i < 3; ++i) pf.w[i] = (uint64_t)t.pf_bits[2 * i] | (uint64_t)t.pf_bits[2 * i + 1] << 32;
     }
-    for (int i = 0; i < 3; ++i) pf.w[i] = (uint64_t)t.pf_bits[2 * i] | (uint64_t)t.pf_bits[2 * i + 1] << 32;
   }
   const LineBits bl = (objects & kBLBit) ? ball_bits(t.mask_bl) : none;
   const LineBits p0 = player_bits(t.mask_p0, t.current_grp0);
@@ -415,6 +429,7 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   }
   if (!line) return;
   fill_bytes(line + x, t.colubk, count);
+  if (!(objects & 0x3F)) return;  // background alone: a third to a half of the pieces
   const bool score = t.priority_score & kScoreBit;
   const LineBits left = span_bits(0, 80), right = span_bits(80, 80);
   if ((objects & 0x3F) == kPFBit) {
@@ -619,18 +634,20 @@ enum Read : uint8_t {
 // its accesses stop (settle).
 CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
                            bool last_access_was_read, int32_t due) {
-  PokeResult result{0, due, 0};
+  uint32_t stall_cycles = 0;
+  int32_t new_due = due;
+  uint8_t ends = 0;
   const uint8_t which = address & 0x3F;
   const int32_t clock = (int32_t)(cycles * 3);
   // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
   if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
-    result.ends = kEndsFrame;  // scanline cap: the write itself still applies (the cap in TIA::poke)
+    ends = kEndsFrame;  // scanline cap: the write itself still applies (the cap in TIA::poke)
     t.partial_frame = 0;
   }
   // Owes the catch-up to clock + delay; draws it now when the write changes the picture.
   auto catch_up = [&](int delay, bool changes_picture) CULE_LAMBDA_INLINE {
-    result.due = later(due, clock_add(clock, delay));
-    if (changes_picture) render_to(t, frame, result.due);
+    new_due = later(due, clock_add(clock, delay));
+    if (changes_picture) render_to(t, frame, new_due);
   };
   switch (which) {
     case reg::VSYNC:  // the frame ends when it is cleared >= 228 clocks after being set
@@ -640,7 +657,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
         t.vsync_finish_clock = clock_add(clock, kClocksPerLine);
       } else if (clock >= t.vsync_finish_clock) {
         t.vsync_finish_clock = kNoVsyncFinish;
-        result.ends = kEndsFrame;
+        ends = kEndsFrame;
         t.partial_frame = 0;
       }
       break;
@@ -655,10 +672,10 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       break;
     case reg::WSYNC:  // halts only after a read cycle (TIA::poke WSYNC; M6502's last access)
       catch_up(0, false);
-      result.ends |= kEndsLine;
+      ends |= kEndsLine;
       if (last_access_was_read) {
         const uint32_t k = 76 - (uint32_t)((cycles - (uint32_t)(t.frame_start_clock / 3)) % 76);
-        if (k < 76) result.stall_cycles = k;
+        if (k < 76) stall_cycles = k;
       }
       break;
     case reg::NUSIZ0:
@@ -701,12 +718,15 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
       }
       break;
     }
-    case reg::PF0: case reg::PF1: case reg::PF2: {  // delayed by CPU cycle mod 4
-      const int d[4] = {4, 5, 2, 3};
+    case reg::PF0: case reg::PF1: case reg::PF2: {
+      // Delayed by 4, 5, 2 or 3 clocks as the CPU cycle mod 4 is 0-3. Computed,
+      // not looked up: a local table is stored as one 16-byte word and read
+      // back as 4 bytes, which misses store-to-load forwarding on the host.
+      const int delay = ((int)((hpos_of(t, clock) / 3) & 3) ^ 2) + 2;
       const uint32_t pf = which == reg::PF0 ? (t.pf & 0x000FFFF0u) | ((value >> 4) & 0x0F)
                           : which == reg::PF1 ? (t.pf & 0x000FF00Fu) | ((uint32_t)value << 4)
                                         : (t.pf & 0x00000FFFu) | ((uint32_t)value << 12);
-      catch_up(d[(hpos_of(t, clock) / 3) & 3], pf != t.pf);
+      catch_up(delay, pf != t.pf);
       t.pf = pf;
       set_enabled(t, kPFBit, pf != 0);
       break;
@@ -840,7 +860,7 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
     case reg::CXCLR: catch_up(0, true); t.collision = 0; break;
     default: catch_up(0, false); break;  // RSYNC, audio and unused addresses: nothing drawn depends on them
   }
-  return result;
+  return PokeResult{stall_cycles, new_due, ends};
 }
 
 CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t noise) {

@@ -86,22 +86,6 @@ enum : uint8_t {
   kHaltJam = 4,    // a JAM opcode: the CPU is dead until the next reset
 };
 
-// What a write to the TIA or the RIOT means for the CPU, packed into one
-// 64-bit word so that the out-of-line io_poke returns it in one register: as
-// a 12-byte struct it came back through the stack, and the caller's loads of
-// the halves that io_poke had just stored separately missed store-to-load
-// forwarding (perf: half of io_poke's time on solaris).
-class IoWrite {
-  uint64_t bits_;  // due | stall_cycles << 32 (< 76) | halt << 56
-
- public:
-  CULE_HD IoWrite(uint32_t stall_cycles, int32_t due, uint8_t halt)
-      : bits_((uint64_t)(uint32_t)due | (uint64_t)stall_cycles << 32 | (uint64_t)halt << 56) {}
-  CULE_HD uint32_t stall_cycles() const { return (uint32_t)(bits_ >> 32) & 0x00FFFFFFu; }  // WSYNC
-  CULE_HD int32_t due() const { return (int32_t)(uint32_t)bits_; }  // the picture's catch-up target (tia::poke)
-  CULE_HD uint8_t halt() const { return (uint8_t)(bits_ >> 56); }   // kHalt* bits
-};
-
 // Reads and writes of the TIA and the RIOT's ports and timer: plain
 // functions of their arguments, out of line on the host, so the opcode
 // switch that inlines every other access stays small and its registers
@@ -116,15 +100,15 @@ CULE_IO uint8_t io_peek(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
   if (recorder) recorder->read(cycles);
   return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia, due);
 }
-CULE_IO IoWrite io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
-                        uint32_t cycles, bool after_read, int32_t due) {
+// A RIOT write's result says nothing but `due`, unchanged.
+CULE_IO tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
+                                uint32_t cycles, bool after_read, int32_t due) {
   if (address & 0x0080) {
     riot::poke(m.riot, address, v, cycles);
-    return IoWrite{0, due, 0};
+    return tia::PokeResult{0, due, 0};
   }
   if (recorder) recorder->write(cycles, address, v, after_read);
-  const tia::PokeResult r = tia::poke(m.tia, frame, address, v, cycles, after_read, due);
-  return IoWrite{r.stall_cycles, r.due, r.ends};
+  return tia::poke(m.tia, frame, address, v, cycles, after_read, due);
 }
 
 // Timer waits. `LDA INTIM; BNE` and its kin (LDX, LDY or BIT of INTIM or
@@ -293,10 +277,10 @@ struct ConsoleBus {
     } else if (CULE_LIKELY((address & 0x0280) == 0x0080)) {
       m.riot.ram[address & 0x7F] = v;
     } else {
-      const IoWrite w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
+      const tia::PokeResult w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
       cycles += w.stall_cycles();
       due = w.due();
-      if (w.halt()) halt_after_instruction(w.halt());
+      if (w.ends()) halt_after_instruction(w.ends());
     }
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
@@ -388,6 +372,14 @@ CULE_HOT void copy_registers(Cpu6507& to, const Cpu6507& from) {
 #undef CULE_COPY_FIELD
 }
 
+// The loop's side of step_outside_window: the registers pass through m.
+template <class Cart>
+CULE_HOT void run_outside_window(Machine& m, Cpu6507& c, ConsoleBus<Cart>& bus) {
+  copy_registers(m.cpu, c);
+  bus.continue_from(step_outside_window(bus));
+  copy_registers(c, m.cpu);
+}
+
 namespace console {
 
 // Frame buffers: two per machine (current and previous), each height x 160.
@@ -444,7 +436,6 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
   Cpu6507 c = m.cpu;
   CodeWindow<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
-  ConsoleBus<Cart>& plain_bus = bus;
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
 #endif
@@ -492,9 +483,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #include "chips/opcodes.inc"
 #undef CULE_OPCODE
     outside_window:
-      copy_registers(m.cpu, c);
-      bus.continue_from(step_outside_window(plain_bus));
-      copy_registers(c, m.cpu);
+      run_outside_window(m, c, bus);
       CULE_NEXT();
 #undef CULE_NEXT
 #undef CULE_DISPATCH
@@ -505,9 +494,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       if (CULE_LIKELY(bus.runs_at(c.pc))) {
         cpu::step(c, bus);
       } else {
-        copy_registers(m.cpu, c);
-        bus.continue_from(step_outside_window(plain_bus));
-        copy_registers(c, m.cpu);
+        run_outside_window(m, c, bus);
       }
       CULE_INSTRUCTION_DONE();
     } while (bus.next_instruction());
