@@ -231,6 +231,8 @@ def test_replay_rebuilds_the_observations_across_episode_ends_and_ring_wraps():
         returns, discounts, steps = replay.n_step(slot, e)
         stacks = replay.stack(slot, e)
         boot = replay.stack((slot + steps) % R, e)
+        # uint8 as stored: a wider stack costs the learner its bytes in copies and conversions
+        assert stacks.dtype == boot.dtype == torch.uint8
         for k in range(len(leaves)):
             s, env_id = int(absolute[k]), int(e[k])
             assert history[s][5][env_id], "a reset-only step was sampleable"

@@ -208,8 +208,8 @@ def main(argv: list[str] | None = None) -> dict:
             episodes=len(scores), mean=round(mean, 2), min=min(scores), max=max(scores),
             human_normalised=round(human_normalised(args.game, mean), 1) if args.game in RANDOM_AND_HUMAN else None)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    plot(out, f"{args.trainer} on {args.game}", args.target)
     if not args.quiet:
-        plot(out, f"{args.trainer} on {args.game}", args.target)
         print(json.dumps(summary, indent=1))
     return summary
 

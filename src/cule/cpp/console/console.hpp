@@ -122,6 +122,7 @@ CULE_IO tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recor
 // instruction budget `left` must outlast the turns skipped, so the budget,
 // the clock, the data bus (the branch's offset byte, last read by every turn)
 // and the registers end as if each instruction had run.
+constexpr uint16_t kTimerWaitBytes = 5;  // an absolute read (3) and a branch (2)
 struct TimerWait {
   Cpu6507 regs;
   uint32_t cycles;
@@ -257,6 +258,13 @@ struct ConsoleBus {
     return (pc & 0x1000) && (uint16_t)((pc & Cart::kOffsetMask) - Cart::kDirectLo) <
                                 (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
   }
+  // Whether `count` bytes from pc are plain ROM in one page, so that they can
+  // be read straight from direct_page (a timer-wait loop's body, loop_back).
+  CULE_HOT static bool plain_bytes_at(uint16_t pc, uint16_t count) {
+    const uint16_t first = (uint16_t)(pc & Cart::kOffsetMask), last = (uint16_t)(first + count - 1);
+    return (pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
+           (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
+  }
   // What an instruction run on a copy of the bus changed (step_outside_window).
   CULE_HD void continue_from(const ConsoleBus& b) {
 #if !CULE_DEVICE_CODE
@@ -291,11 +299,9 @@ struct ConsoleBus {
   CULE_HOT void tick(uint32_t n) { cycles += n; }
   CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
   CULE_HOT void loop_back(Cpu6507& c) {
-    const uint16_t first = (uint16_t)(c.pc & Cart::kOffsetMask), last = (uint16_t)(first + 4);
-    const bool plain = (c.pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
-                       (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
-    const TimerWait w =
-        skip_timer_wait(m.riot, plain ? direct_page(first) + (first & kPageMask) : nullptr, c, cycles, left);
+    const uint16_t first = (uint16_t)(c.pc & Cart::kOffsetMask);
+    const uint8_t* body = plain_bytes_at(c.pc, kTimerWaitBytes) ? direct_page(first) + (first & kPageMask) : nullptr;
+    const TimerWait w = skip_timer_wait(m.riot, body, c, cycles, left);
     c = w.regs;
     cycles = w.cycles;
     left -= w.instructions;
