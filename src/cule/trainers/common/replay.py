@@ -201,9 +201,9 @@ class FrameReplay:
         frames = self.frames.view(-1, *self.frames.shape[2:]).index_select(0, (rows * self.B + env[:, None]).view(-1))
         frames = frames.view(*rows.shape, *self.frames.shape[2:])  # [K, S, H, W]
         starts = self.first[(row[:, None] - self._history + 1) % self.R, env[:, None]]  # [K, S-1]: rows t .. t-S+2
-        # keep[:, d-1]: frame d back stays. cumprod widens to int64, and an int64 mask would make the [K, S, H, W]
-        # product int64 too (8x the bytes; that product was a quarter of a CPU gradient step), so back to uint8
-        keep = torch.cumprod((~starts).to(torch.uint8), 1).to(torch.uint8)
+        # keep[:, d-1]: frame d back stays. A running minimum keeps uint8 where cumprod would widen to int64, and
+        # an int64 mask would make the product below int64 (8x the bytes: a quarter of a CPU gradient step)
+        keep = (~starts).to(torch.uint8).cummin(1).values
         keep = torch.cat([keep.flip(1), torch.ones_like(keep[:, :1])], 1)  # oldest first, newest always kept
         return frames.mul_(keep[:, :, None, None])  # in place: index_select's output is a fresh copy
 
