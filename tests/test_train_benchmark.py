@@ -92,3 +92,39 @@ def test_set_reaches_the_trainer(tmp_path):
 def test_a_run_needs_an_end(tmp_path):
     with pytest.raises(SystemExit):
         _run(tmp_path, "--minutes", "0")
+
+
+def test_eval_only_evaluates_the_saved_weights_without_training(tmp_path, monkeypatch):
+    """A lockstep A2C run with cached starts, its checkpoint cut down to the weights (as one brought back from a
+    GPU), then --eval-only: the saved weights are evaluated, nothing trains, summary.json gains the evaluation."""
+    import torch
+
+    from cule.trainers.common import checkpoint
+    from cule.trainers.common import evaluate as evaluation
+
+    _run(tmp_path, "--trainer", "a2c_vtrace", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0",
+         "--set", "num_batches=4", "--set", "lockstep=True", "--set", "reset_mode=cache")
+    state = checkpoint.load(tmp_path)
+    del state["optimizer"]
+    checkpoint.save(tmp_path, state)
+    rows = (tmp_path / "log.csv").read_text()
+    seen = {}
+    real = evaluation.evaluate
+
+    def spy(model, *args, **kwargs):
+        seen["weights"] = {k: v.clone() for k, v in model.state_dict().items()}
+        seen.update(kwargs)
+        return real(model, *args, **{**kwargs, "max_frames": 2000})
+
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", spy)
+    summary = _run(tmp_path, "--trainer", "a2c_vtrace", "--eval-only", "--eval-episodes", "2")
+    assert seen["noops"] is True
+    assert all(torch.equal(seen["weights"][k], v) for k, v in state["model"].items())
+    assert summary["evaluation"]["episodes"] == 2 and summary["evaluation"]["frames"] == state["frames"]
+    assert summary["settings"]["lockstep"] is True  # the training run's summary, kept
+    assert (tmp_path / "log.csv").read_text() == rows and checkpoint.load(tmp_path)["update"] == state["update"]
+
+
+def test_eval_only_needs_a_checkpoint(tmp_path):
+    with pytest.raises(SystemExit, match="no checkpoint.pt"):
+        _run(tmp_path, "--eval-only")

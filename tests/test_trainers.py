@@ -59,14 +59,81 @@ def test_ppo_resumes_after_kill_9(tmp_path):
     assert r["update"] == saved["update"] + 4 and r["frames"] == saved["frames"] + 4 * 16 * 4
 
 
-def test_a2c_vtrace_learns_the_sanity_task(tmp_path):
+@pytest.mark.parametrize("lockstep", [False, True], ids=["in_turns", "lockstep"])
+def test_a2c_vtrace_learns_the_sanity_task(tmp_path, lockstep):
     from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
 
     torch.set_num_threads(2)
-    r = train_a2c(A2CArgs(game="sanity", num_envs=32, num_batches=2, num_steps=5, total_frames=32 * 5 * 30,
-                          output_dir=str(tmp_path), quiet=True))
+    r = train_a2c(A2CArgs(game="sanity", num_envs=32, num_batches=2, num_steps=4 if lockstep else 5,
+                          lockstep=lockstep, total_frames=32 * 5 * 30, output_dir=str(tmp_path), quiet=True))
     assert r["recent_returns"][0] < 0.8, "should start near chance"
     assert sum(r["recent_returns"][-3:]) / 3 > 0.95, r["recent_returns"]
+
+
+@pytest.mark.parametrize("game, frameskip", [("sanity", 1), ("breakout", 4)])
+def test_a2c_vtrace_lockstep_trains_each_batch_on_its_own_last_steps(tmp_path, monkeypatch, game, frameskip):
+    """Every env steps at every step; update j trains batch j % num_batches on the num_steps steps that end with
+    that update's, exactly as an independent record of every step has them (the sanity task: a reward and an
+    episode end at every step)."""
+    from cule.trainers import a2c_vtrace
+    from cule.trainers.common.envs import make_env
+
+    record = dict(obs=[], actions=[], rewards=[], dones=[])
+
+    class Recording:  # the env as the trainer sees it, every step copied aside
+        def __init__(self, env):
+            self.env = env
+
+        def __getattr__(self, name):
+            return getattr(self.env, name)
+
+        def reset(self, **kwargs):
+            obs, info = self.env.reset(**kwargs)
+            record["obs"].append(obs.clone())
+            return obs, info
+
+        def step(self, actions):
+            obs, reward, terminated, truncated, info = self.env.step(actions)
+            record["actions"].append(actions.clone())
+            record["rewards"].append(reward.clone())
+            record["dones"].append((terminated | truncated).clone())
+            record["obs"].append(obs.clone())
+            return obs, reward, terminated, truncated, info
+
+    windows = []
+
+    def keeping(model, ro, args):
+        windows.append(ro)
+        return vtrace_loss(model, ro, args)
+
+    vtrace_loss = a2c_vtrace.vtrace_loss
+    monkeypatch.setattr(a2c_vtrace, "make_env", lambda *a, **k: Recording(make_env(*a, **k)))
+    monkeypatch.setattr(a2c_vtrace, "vtrace_loss", keeping)
+    envs, nb, T = 6, 3, 6  # batches of 2 envs, an update every 2 steps
+    updates = 11
+    a2c_vtrace.train(a2c_vtrace.Args(game=game, num_envs=envs, num_batches=nb, num_steps=T, lockstep=True,
+                                     total_frames=envs * 2 * frameskip * updates, output_dir=str(tmp_path), quiet=True,
+                                     num_threads=1))
+    spu, B = T // nb, envs // nb
+    assert len(record["actions"]) == updates * spu
+    trained = [j for j in range(updates) if (j + 1) * spu >= T]
+    assert len(windows) == len(trained) == updates - nb + 1
+    for j, ro in zip(trained, windows):
+        end, k = (j + 1) * spu, j % nb
+        envs_k = slice(k * B, (k + 1) * B)
+        assert torch.equal(ro.obs, torch.stack(record["obs"][end - T:end + 1])[:, envs_k])
+        assert torch.equal(ro.actions, torch.stack(record["actions"][end - T:end])[:, envs_k])
+        assert torch.equal(ro.rewards, torch.stack(record["rewards"][end - T:end])[:, envs_k].float().sign())
+        assert torch.equal(ro.dones, torch.stack(record["dones"][end - T:end])[:, envs_k])
+        assert torch.isfinite(ro.behaviour_logp).all() and (ro.behaviour_logp <= 0).all()
+
+
+def test_a2c_vtrace_lockstep_needs_whole_steps_per_update(tmp_path):
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+
+    with pytest.raises(ValueError, match="multiple of num_batches"):
+        train_a2c(A2CArgs(game="sanity", num_envs=8, num_batches=4, num_steps=6, lockstep=True,
+                          output_dir=str(tmp_path), quiet=True))
 
 
 def test_a2c_vtrace_smoke_run_on_breakout_and_resume(tmp_path):
@@ -168,10 +235,10 @@ def test_trainers_read_the_env_contract(tmp_path, monkeypatch, trainer, autorese
     module = importlib.import_module(f"cule.trainers.{trainer}")
     made = []
 
-    def make_env(game, num_envs, device, seed, num_threads=0):
+    def make_env(game, num_envs, device, seed, num_threads=0, reset_mode="ale"):
         made.append(cule.AtariVectorEnv(game, num_envs, device=device, num_threads=num_threads, stack_num=3,
                                         img_height=42, img_width=50, full_action_space=True, frameskip=2,
-                                        autoreset_mode=autoreset, reward_clipping=False))
+                                        autoreset_mode=autoreset, reward_clipping=False, reset_mode=reset_mode))
         return made[-1]
 
     monkeypatch.setattr(module, "make_env", make_env)

@@ -44,6 +44,7 @@ Needs ``pip install "cule[jax]"`` (a CPU jax; for CUDA, JAX's own CUDA build).
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -194,6 +195,9 @@ class JitEnv:
         _register_handlers()
         if device.type == "cuda":
             _register_handlers("CUDA")
+            warnings.warn("cule.jax.make on CUDA: a lax.scan whose body holds one step was measured to run each step "
+                          "twice from its second iteration on (docs/cuda.md); one jitted step per call, and a scan "
+                          "unrolled by 2, gave exact outputs", RuntimeWarning, stacklevel=2)
         self.env = AtariVectorEnv(game, num_envs, **kwargs)
         self.num_envs = self.env.num_envs
         self.action_set = np.asarray(self.env.action_set, dtype=np.int32)

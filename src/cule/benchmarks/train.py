@@ -24,6 +24,10 @@ evaluates the final agent with 30 random no-ops at the start of each of
 ``--resume`` continues the run in ``--output-dir`` from its last checkpoint for
 another ``--minutes`` (its log and wall clock continue); a run stopped by a
 crash or ``kill`` loses at most the updates since that checkpoint.
+``--eval-only`` evaluates the checkpoint in ``--output-dir`` on ``--device``
+without training and adds the evaluation to its summary.json: an agent
+trained on a GPU can be evaluated on a CPU (the checkpoint may hold the
+weights alone, without the optimizer's state).
 
 Presets (why these: docs/trainers.md):
   a2c_vtrace  32 envs in 4 batches, the trainer's defaults (CuLE's Table 4)
@@ -41,6 +45,8 @@ Presets (why these: docs/trainers.md):
     python -m cule.benchmarks.train --trainer ppo --game pong --minutes 60 --resume   # and then some
     python -m cule.benchmarks.train --trainer rainbow --game pong --minutes 120 --target -10
     python -m cule.benchmarks.train --trainer rainbow --set noisy=False --minutes 20 --output-dir runs/no_noisy
+    python -m cule.benchmarks.train --device cuda --num-envs 1200 --set num_batches=20 --set lockstep=True --minutes 10
+    python -m cule.benchmarks.train --eval-only --output-dir runs/train   # that run's agent, evaluated here
 """
 from __future__ import annotations
 
@@ -135,6 +141,53 @@ def plot(output_dir: Path, title: str, target: float) -> Path | None:
     return None if pyplot() is None else plot_curve(output_dir, title=title, target=target)
 
 
+def evaluation_summary(out: Path, trainer: str, game: str) -> dict:
+    """summary.json's evaluation block from eval.json (empty when there is none)."""
+    from cule.trainers.common.human_scores import RANDOM_AND_HUMAN, human_normalised
+
+    if not (out / "eval.json").exists():
+        return {}
+    scores = json.loads((out / "eval.json").read_text())["scores"]
+    mean = sum(scores) / len(scores)
+    return dict(evaluation=dict(
+        protocol="30 random no-ops, no sticky actions, 108,000-frame cap" +
+                 (", epsilon 0.001" if trainer == "rainbow" else ", policy sampled"),
+        episodes=len(scores), mean=round(mean, 2), min=min(scores), max=max(scores),
+        human_normalised=round(human_normalised(game, mean), 1) if game in RANDOM_AND_HUMAN else None))
+
+
+def evaluate_only(args) -> dict:
+    """--eval-only: the checkpoint's agent evaluated on args.device without training, added to summary.json."""
+    from cule.trainers.common import checkpoint
+
+    out = Path(args.output_dir)
+    state = checkpoint.load(out)
+    if state is None:
+        raise SystemExit(f"--eval-only: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run")
+    if not args.eval_episodes:
+        raise SystemExit("--eval-only needs --eval-episodes above 0")
+    module = trainer_module(args.trainer)
+    fields = {f.name for f in dataclasses.fields(module.Args)}
+    saved = {k: v for k, v in state["args"].items() if k in fields}
+    if saved.get("game", args.game) != args.game:
+        raise SystemExit(f"--eval-only: the checkpoint in {out} was trained on {saved['game']}, not {args.game}; "
+                         f"give --game {saved['game']}")
+    # total_frames 0: the run is past its end, so the trainer goes straight to the evaluation; the fewest
+    # environments its arguments allow, since none of them steps
+    run_args = module.Args(**{**saved, "device": args.device, "output_dir": str(out), "resume": True,
+                              "total_frames": 0, "max_minutes": 0.0, "eval_episodes": args.eval_episodes,
+                              "eval_noops": True, "num_envs": saved.get("num_batches", 1), "quiet": args.quiet})
+    module.train(run_args)
+    path = out / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else dict(trainer=args.trainer, game=args.game)
+    summary.update(evaluation_summary(out, args.trainer, args.game))
+    summary["evaluation"].update(device=args.device, date=datetime.date.today().isoformat(), frames=state["frames"])
+    path.write_text(json.dumps(summary, indent=1) + "\n")
+    if not args.quiet:
+        print(json.dumps(summary["evaluation"], indent=1))
+    return summary
+
+
 def machine() -> dict:
     import torch
 
@@ -166,6 +219,8 @@ def main(argv: list[str] | None = None) -> dict:
                         help="any argument of the trainer (python -m cule.trainers.TRAINER --help), over the preset; "
                              "repeatable: --set noisy=False --set n_step=1")
     parser.add_argument("--resume", action="store_true", help="continue the run in --output-dir from its checkpoint")
+    parser.add_argument("--eval-only", action="store_true",
+                        help="no training: evaluate the checkpoint in --output-dir on --device, into its summary.json")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no printed summary")
     add_output_dir(parser, "train")
     args = parser.parse_args(argv)
@@ -177,6 +232,8 @@ def main(argv: list[str] | None = None) -> dict:
         import torch
         torch.set_num_threads(args.torch_threads)
 
+    if args.eval_only:
+        return evaluate_only(args)
     module = trainer_module(args.trainer)
     defaults = {f.name: f.default for f in dataclasses.fields(module.Args)}
     settings = {**PRESETS[args.trainer], **parse_sets(args.set, defaults)}
@@ -196,17 +253,8 @@ def main(argv: list[str] | None = None) -> dict:
                    date=datetime.date.today().isoformat(), this_run_minutes=round((time.perf_counter() - started) / 60, 2),
                    **summarise(out, args.target), settings={k: v for k, v in settings.items()},
                    machine=machine())
-    evaluation = out / "eval.json"
-    if args.eval_episodes and evaluation.exists():
-        from cule.trainers.common.human_scores import RANDOM_AND_HUMAN, human_normalised
-
-        scores = json.loads(evaluation.read_text())["scores"]
-        mean = sum(scores) / len(scores)
-        summary["evaluation"] = dict(
-            protocol="30 random no-ops, no sticky actions, 108,000-frame cap" +
-                     (", epsilon 0.001" if args.trainer == "rainbow" else ", policy sampled"),
-            episodes=len(scores), mean=round(mean, 2), min=min(scores), max=max(scores),
-            human_normalised=round(human_normalised(args.game, mean), 1) if args.game in RANDOM_AND_HUMAN else None)
+    if args.eval_episodes:
+        summary.update(evaluation_summary(out, args.trainer, args.game))
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     plot(out, f"{args.trainer} on {args.game}", args.target)
     if not args.quiet:

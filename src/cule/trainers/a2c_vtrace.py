@@ -1,13 +1,22 @@
 """A2C with V-trace targets and CuLE's multi-batch scheme, everything on one device.
 
-The environments are split into `num_batches` batches that take turns: at its
-turn a batch first trains on the rollout it collected at its previous turn
-(by a policy now `num_batches - 1` updates old, which V-trace corrects,
-IMPALA eq. 1), then collects a new rollout of `num_steps` steps with the
-current policy. This is the CuLE paper's way of keeping the emulators busy
-while the network trains on another batch; with one batch it is plain A2C.
+The environments are split into `num_batches` batches, and the network
+trains on one batch's last `num_steps` steps at a time, collected by
+policies up to `num_batches - 1` updates old (V-trace corrects this, IMPALA
+eq. 1). With one batch it is plain A2C. The batches step in one of two ways:
+
+- in turns (the default, best on a CPU, where a step costs in proportion to
+  the environments stepped): at its turn a batch trains on the rollout it
+  collected at its previous turn, then collects the next one alone;
+- in lockstep (`--lockstep`, best on a GPU, where one step of 4,096
+  environments takes about as long as one of 256): every environment steps
+  at every step, and every `num_steps / num_batches` steps the next batch
+  trains on its last `num_steps` steps. This is the CuLE paper's scheme
+  (section 4, "multi batch", with N-steps = batches x SPU); its fastest Pong
+  run used 1,200 environments in 20 batches, 20 steps, an update a step.
 
     python -m cule.trainers.a2c_vtrace --game pong --device cpu --num-envs 32 --num-batches 4
+    python -m cule.trainers.a2c_vtrace --game pong --device cuda --num-envs 1200 --num-batches 20 --lockstep
     python -m cule.trainers.a2c_vtrace --game pong,breakout,boxing,freeway --device cpu --num-envs 32
     python -m cule.trainers.a2c_vtrace --help
 """
@@ -36,21 +45,41 @@ class Args(ActorCriticArgs):
     output_dir: str = field(default="runs/a2c_vtrace", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_batches: int = field(default=4, metadata={"help": "batches that step and update in turn (1: plain A2C)"})
     num_steps: int = field(default=20, metadata={"help": "steps per environment per update"})
+    lockstep: bool = field(default=False, metadata={
+        "help": "every environment steps at every step, and every num_steps / num_batches steps the next batch "
+                "trains on its last num_steps steps (CuLE's multi-batch scheme, for GPUs); off: the batches take "
+                "turns, each stepping alone"})
     clip_rho: float = field(default=1.0, metadata={"help": "V-trace rho-bar"})
     clip_c: float = field(default=1.0, metadata={"help": "V-trace c-bar"})
     checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
 
 
+@dataclass
 class Rollout:
-    """One batch's rollout on the device: obs [T+1, B, *obs_shape], actions/behaviour log-probs/rewards/dones
-    [T, B]."""
+    """One batch's rollout on the device: obs [T+1, B, *obs_shape] uint8; actions, behaviour log-probs, rewards
+    (clipped) and dones [T, B]."""
+    obs: torch.Tensor
+    actions: torch.Tensor
+    behaviour_logp: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    filled: bool = False
 
-    def __init__(self, T: int, B: int, obs_shape: tuple[int, ...], device: torch.device):
-        self.obs = torch.zeros((T + 1, B, *obs_shape), dtype=torch.uint8, device=device)
-        self.actions = torch.zeros((T, B), dtype=torch.long, device=device)
-        self.behaviour_logp, self.rewards = torch.zeros((T, B), device=device), torch.zeros((T, B), device=device)
-        self.dones = torch.zeros((T, B), dtype=torch.bool, device=device)
-        self.filled = False
+    @classmethod
+    def zeros(cls, T: int, B: int, obs_shape: tuple[int, ...], device: torch.device) -> "Rollout":
+        return cls(torch.zeros((T + 1, B, *obs_shape), dtype=torch.uint8, device=device),
+                   torch.zeros((T, B), dtype=torch.long, device=device), torch.zeros((T, B), device=device),
+                   torch.zeros((T, B), device=device), torch.zeros((T, B), dtype=torch.bool, device=device))
+
+    def window(self, first: int, envs: slice) -> "Rollout":
+        """Read as a ring (lockstep): the T steps first .. first + T - 1 of the envs `envs`, with step n's
+        transition at slot n % T and its observation at n % (T + 1), so the step after the window's last
+        keeps its observation (the bootstrap) until it is overwritten."""
+        T = self.actions.shape[0]
+        steps = torch.arange(first, first + T + 1, device=self.obs.device)
+        o, t = steps % (T + 1), steps[:T] % T
+        return Rollout(self.obs[:, envs][o], self.actions[:, envs][t], self.behaviour_logp[:, envs][t],
+                       self.rewards[:, envs][t], self.dones[:, envs][t], filled=True)
 
 
 def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> torch.Tensor:
@@ -71,67 +100,131 @@ def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> torch.Tensor
     return pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
 
 
+def act(model: torch.nn.Module, obs: torch.Tensor, env_ids: torch.Tensor, step: int, seed: int):
+    """The current policy's actions on obs [B, ...] and their log-probabilities [B], drawn per (seed, step,
+    global env id): the same actions however the envs are split over ranks."""
+    with torch.no_grad():
+        logits, _ = model(obs)
+        action = sampling.sample(logits, env_ids, step, seed)
+        return action, Categorical(logits=logits).log_prob(action)
+
+
 def train(args: Args) -> dict:
     """Runs A2C + V-trace; returns the final figures."""
     ranks = Dist(args)  # under torchrun: this rank's share of every batch, on its own GPU
-    if ranks.local_envs(args.num_envs) % args.num_batches:
-        raise ValueError(f"num_envs per process ({ranks.local_envs(args.num_envs)}) must be a multiple of "
-                         f"num_batches ({args.num_batches})")
-    device = torch.device(args.device)
+    local = ranks.local_envs(args.num_envs)
+    if local % args.num_batches:
+        raise ValueError(f"num_envs per process ({local}) must be a multiple of num_batches ({args.num_batches})")
+    if args.lockstep and args.num_steps % args.num_batches:
+        raise ValueError(f"--lockstep trains a batch every num_steps / num_batches steps: num_steps "
+                         f"({args.num_steps}) must be a multiple of num_batches ({args.num_batches})")
     Run.seed(args.seed)
-    B, T = ranks.local_envs(args.num_envs) // args.num_batches, args.num_steps
+    return (_lockstep if args.lockstep else _in_turns)(args, ranks, local // args.num_batches)
+
+
+class _Loop:
+    """What both ways of stepping share: the Run (network, optimizer, resume), the log, the episode scores of
+    `num_envs` envs, the frames of an update (`envs_per_update` env steps on each rank) and the update count."""
+
+    def __init__(self, args: Args, ranks: Dist, env, num_envs: int, envs_per_update: int):
+        self.args, self.ranks = args, ranks
+        self.contract = EnvContract.of(env)
+        self.run = Run(args, self.contract, dist=ranks)
+        self.frames_per_update = envs_per_update * ranks.world * self.contract.frameskip
+        self.num_updates = max(1, args.total_frames // self.frames_per_update)
+        self.log = Logger(args.output_dir, self.num_updates * self.frames_per_update, self.run.frames,
+                          enabled=self.run.logging)
+        self.scores = EpisodeScores(num_envs, torch.device(args.device), games=getattr(env, "games", ()))
+        self.result, self.loss, self.completed = {}, torch.zeros(()), self.run.start_update
+
+    def train_on(self, rollout: Rollout) -> None:
+        self.loss = vtrace_loss(self.run.model, rollout, self.args)
+        self.run.step_grads(self.loss)
+
+    def end_update(self, update: int, round_done: bool) -> bool:
+        """Counts the update's frames, logs after each round of the batches (the scalars are the only host
+        transfers; by game: a mixed batch only), checkpoints when due; True when the time is up."""
+        self.run.frames += self.frames_per_update
+        self.completed = update + 1
+        if round_done or update + 1 == self.num_updates:
+            self.result = dict(frames=self.run.frames, update=update + 1,
+                               episode_return=self.scores.drain(self.ranks), loss=float(self.loss.item()),
+                               **self.scores.by_game())
+            self.log.log(self.run.frames, **{k: v for k, v in self.result.items() if k not in ("frames", "update")})
+        return self.run.end_of_update(update, self.num_updates)
+
+    def finish(self, envs: list) -> dict:
+        self.run.finish(self.log, self.result)
+        for env in envs:
+            env.close()
+        self.result.update(frames=self.run.frames, update=self.completed, recent_returns=self.scores.recent,
+                           model=self.run.model)
+        return self.result
+
+
+def _in_turns(args: Args, ranks: Dist, B: int) -> dict:
+    """The batches take turns: each trains on its previous rollout, then collects the next one alone."""
+    device, T, nb = torch.device(args.device), args.num_steps, args.num_batches
     # Batch k's envs, over all ranks, are seeded seed + 1000 k + 0..(B x ranks - 1); this rank's from first.
     first = ranks.rank * B
-    envs = [make_env(args.game, B, args.device, args.seed + 1000 * k + first, args.num_threads)
-            for k in range(args.num_batches)]
-    env_ids = [1000 * k + first + torch.arange(B, device=device) for k in range(args.num_batches)]
-    contract = EnvContract.of(envs[0])
-    run = Run(args, contract, dist=ranks)
-    model = run.model
-    frames_per_update = B * ranks.world * T * contract.frameskip
-    num_updates = max(1, args.total_frames // frames_per_update)
-    start_update = run.start_update
-    log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
-
-    rollouts = [Rollout(T, B, contract.obs_shape, device) for _ in envs]
-    obs = [env.reset(seed=args.seed + 1000 * k + first + start_update)[0] for k, env in enumerate(envs)]
-    scores = EpisodeScores(B * args.num_batches, device, games=getattr(envs[0], "games", ()))
-    result, loss = {}, torch.zeros(())
-    completed = start_update
-    for update in range(start_update, num_updates):
-        k = update % args.num_batches
+    envs = [make_env(args.game, B, args.device, args.seed + 1000 * k + first, args.num_threads, args.reset_mode)
+            for k in range(nb)]
+    env_ids = [1000 * k + first + torch.arange(B, device=device) for k in range(nb)]
+    loop = _Loop(args, ranks, envs[0], B * nb, B * T)
+    model, start = loop.run.model, loop.run.start_update
+    rollouts = [Rollout.zeros(T, B, loop.contract.obs_shape, device) for _ in envs]
+    obs = [env.reset(seed=args.seed + 1000 * k + first + start)[0] for k, env in enumerate(envs)]
+    for update in range(start, loop.num_updates):
+        k = update % nb
         ro = rollouts[k]
         if ro.filled:  # train on this batch's previous rollout: off-policy by num_batches - 1 updates
-            loss = vtrace_loss(model, ro, args)
-            run.step_grads(loss)
+            loop.train_on(ro)
         # collect the next rollout of this batch with the current policy
         ro.obs[0] = obs[k]
         for t in range(T):
-            with torch.no_grad():
-                logits, _ = model(ro.obs[t])
-                # drawn per (seed, step, global env id): the same actions however the envs are split over ranks
-                action = sampling.sample(logits, env_ids[k], update * T + t, args.seed)
-            ro.actions[t], ro.behaviour_logp[t] = action, Categorical(logits=logits).log_prob(action)
+            action, logp = act(model, ro.obs[t], env_ids[k], update * T + t, args.seed)
+            ro.actions[t], ro.behaviour_logp[t] = action, logp
             next_obs, reward, terminated, truncated, info = envs[k].step(action)
             done = terminated | truncated
             ro.rewards[t], ro.dones[t], ro.obs[t + 1] = torch.sign(reward.float()), done, next_obs
-            scores.add(reward, done, slice(k * B, (k + 1) * B), info.get("game"))
+            loop.scores.add(reward, done, slice(k * B, (k + 1) * B), info.get("game"))
         obs[k] = ro.obs[T].clone()
         ro.filled = True
-        run.frames += frames_per_update
-        completed = update + 1
-
-        if k == args.num_batches - 1 or update + 1 == num_updates:  # logging scalars: the only host transfers
-            result = dict(frames=run.frames, update=update + 1, episode_return=scores.drain(ranks),
-                          loss=float(loss.item()), **scores.by_game())  # by game: a mixed batch only
-            log.log(run.frames, **{name: v for name, v in result.items() if name not in ("frames", "update")})
-        if run.end_of_update(update, num_updates):
+        if loop.end_update(update, k == nb - 1):
             break
-    run.finish(log, result)
-    for env in envs:
-        env.close()
-    result.update(frames=run.frames, update=completed, recent_returns=scores.recent, model=model)
-    return result
+    return loop.finish(envs)
+
+
+def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
+    """Every env steps at every step; every num_steps / num_batches steps (an update) the next batch trains on
+    its last num_steps steps, kept in a ring of all the envs' steps."""
+    device, T, nb = torch.device(args.device), args.num_steps, args.num_batches
+    spu, N = T // nb, B * nb  # steps per update; this rank's envs, batch k the slice k B .. (k + 1) B
+    # This rank's envs are seeded seed + first .. seed + first + N - 1, ids first.. over all ranks.
+    first = ranks.rank * N
+    env = make_env(args.game, N, args.device, args.seed + first, args.num_threads, args.reset_mode)
+    env_ids = first + torch.arange(N, device=device)
+    loop = _Loop(args, ranks, env, N, N * spu)
+    model, start = loop.run.model, loop.run.start_update
+    ring = Rollout.zeros(T, N, loop.contract.obs_shape, device)
+    obs = ring.obs[0] = env.reset(seed=args.seed + first + start)[0]
+    n = 0  # steps since this process started (the ring is not checkpointed)
+    for update in range(start, loop.num_updates):
+        for i in range(spu):
+            action, logp = act(model, obs, env_ids, update * spu + i, args.seed)
+            ring.actions[n % T], ring.behaviour_logp[n % T] = action, logp
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated | truncated
+            ring.rewards[n % T], ring.dones[n % T] = torch.sign(reward.float()), done
+            ring.obs[(n + 1) % (T + 1)] = obs
+            loop.scores.add(reward, done, slice(None), info.get("game"))
+            n += 1
+        k = update % nb
+        if n >= T:  # batch k's last T steps, by policies up to nb - 1 updates old
+            loop.train_on(ring.window(n - T, slice(k * B, (k + 1) * B)))
+        if loop.end_update(update, k == nb - 1):
+            break
+    return loop.finish([env])
 
 
 if __name__ == "__main__":

@@ -122,7 +122,8 @@ def train(args: Args) -> dict:
     device = torch.device(args.device)
     Run.seed(args.seed)
     first_env = args.seed + ranks.first_env(args.num_envs)
-    env = make_env(args.game, ranks.local_envs(args.num_envs), args.device, first_env, args.num_threads)
+    env = make_env(args.game, ranks.local_envs(args.num_envs), args.device, first_env, args.num_threads,
+                   args.reset_mode)
     contract = EnvContract.of(env)
     run = Run(args, contract, dist=ranks)
     model, optimizer = run.model, run.optimizer

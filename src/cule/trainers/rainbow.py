@@ -294,7 +294,7 @@ def train(args: Args) -> dict:
     Run.seed(args.seed)
     first_env = ranks.first_env(args.num_envs)
     B = ranks.local_envs(args.num_envs)
-    env = make_env(args.game, B, args.device, args.seed + first_env, args.num_threads)
+    env = make_env(args.game, B, args.device, args.seed + first_env, args.num_threads, args.reset_mode)
     contract = EnvContract.of(env)
     stack, height, width = contract.obs_shape
     run, model, target, actor = build_networks(args, contract, ranks)

@@ -97,10 +97,11 @@ def split_evenly(games: list[str], num_envs: int) -> dict[str, int]:
     return {g: share + (i < extra) for i, g in enumerate(games)}
 
 
-def make_env(game: str, num_envs: int, device: str, seed: int, num_threads: int = 0):
+def make_env(game: str, num_envs: int, device: str, seed: int, num_threads: int = 0, reset_mode: str = "ale"):
     """'sanity' gives SanityTask; anything else Atari with ale-py's vector-env preprocessing, unclipped rewards
-    (the trainer clips them, and logs the game's score). Several games (see game_list) make one mixed batch
-    over ALE's 18 actions, its environments shared out evenly, whose info["game"] indexes env.games."""
+    (the trainer clips them, and logs the game's score), and AtariVectorEnv's `reset_mode`. Several games (see
+    game_list) make one mixed batch over ALE's 18 actions, its environments shared out evenly, whose
+    info["game"] indexes env.games."""
     if game == "sanity":
         return SanityTask(num_envs, device, seed)
     import cule
@@ -108,5 +109,6 @@ def make_env(game: str, num_envs: int, device: str, seed: int, num_threads: int 
     games = game_list(game)
     if len(games) > 1:
         return cule.AtariVectorEnv(split_evenly(games, num_envs), device=device, reward_clipping=False,
-                                   num_threads=num_threads)
-    return cule.AtariVectorEnv(games[0], num_envs, device=device, reward_clipping=False, num_threads=num_threads)
+                                   num_threads=num_threads, reset_mode=reset_mode)
+    return cule.AtariVectorEnv(games[0], num_envs, device=device, reward_clipping=False, num_threads=num_threads,
+                               reset_mode=reset_mode)

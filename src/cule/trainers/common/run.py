@@ -44,6 +44,10 @@ class CommonArgs:
     gamma: float = field(default=0.99, metadata={"help": "discount"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
+    reset_mode: str = field(default="ale", metadata={
+        "help": "'ale': ALE's whole reset sequence at every episode start, as ale-py; 'cache': episodes start "
+                "from start states recorded at the first reset (a copy instead of ~100 emulated frames; on a GPU, "
+                "where one resetting environment holds up its warp, resets otherwise cut the frame rate)"})
     checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
     max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
     eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
@@ -85,7 +89,8 @@ class Run:
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None
         if state is not None:
             self.model.load_state_dict(state["model"])
-            self.optimizer.load_state_dict(state["optimizer"])
+            if "optimizer" in state:  # a checkpoint kept only to be evaluated may hold the weights alone
+                self.optimizer.load_state_dict(state["optimizer"])
             self.start_update, self.frames = state["update"], state["frames"]
             self.extra = state.get("extra", {})
             torch.set_rng_state(state["torch_rng"])
