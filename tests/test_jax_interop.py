@@ -71,6 +71,26 @@ def jit_env(backend: str, game: str, n: int, **kwargs):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_compiled_scan_calls_the_emulator_once_per_step(backend):
+    """XLA keeps one call of the step in the compiled scan (on a GPU its dynamic-slice fusion could otherwise
+    leave the original call beside a fused copy, and the step would run twice)."""
+    env, device = jit_env(backend, "pong", 2)
+
+    def rollout(state, actions):
+        def body(state, a):
+            state, obs, rewards, terminated, truncated, info = env.step(state, a)
+            return state, (obs, rewards, terminated, info["lives"])
+        return jax.lax.scan(body, state, actions)
+
+    with jax.default_device(device):
+        state = jax.jit(env.reset, static_argnums=0)(1)[0]
+        hlo = jax.jit(rollout).lower(state, jnp.zeros((5, 2), jnp.int32)).compile().as_text()
+    target = "cule_plan_call" if env.planned else "cule_step"
+    assert hlo.count(f'custom_call_target="{target}"') == 1, hlo
+    env.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_jitted_scan_of_300_steps_equals_the_torch_interface(backend):
     steps, n = 300, 4
     env, device = jit_env(backend, "breakout", n)

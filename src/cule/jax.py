@@ -196,8 +196,9 @@ class JitEnv:
         if device.type == "cuda":
             _register_handlers("CUDA")
             warnings.warn("cule.jax.make on CUDA: a lax.scan whose body holds one step was measured to run each step "
-                          "twice from its second iteration on (docs/cuda.md); one jitted step per call, and a scan "
-                          "unrolled by 2, gave exact outputs", RuntimeWarning, stacklevel=2)
+                          "twice from its second iteration on (docs/cuda.md); the step's results now pass an "
+                          "optimization barrier meant to prevent it, not yet checked on a GPU (a scan unrolled by "
+                          "2, or one jitted step per call, gave exact outputs)", RuntimeWarning, stacklevel=2)
         self.env = AtariVectorEnv(game, num_envs, **kwargs)
         self.num_envs = self.env.num_envs
         self.action_set = np.asarray(self.env.action_set, dtype=np.int32)
@@ -226,13 +227,13 @@ class JitEnv:
             seeds = jnp.arange(self.num_envs, dtype=jnp.int32) + jnp.int32(key_or_seed)
         else:
             seeds = jax.random.randint(key_or_seed, (self.num_envs,), 0, 2**31 - 1, dtype=jnp.int32)
-        state, obs, *outputs = self._reset(jnp.array([self.handle, 0], dtype=jnp.int32), seeds)
+        state, obs, *outputs = _fenced(self._reset(jnp.array([self.handle, 0], dtype=jnp.int32), seeds))
         return self._next(state), obs, self._info(outputs)
 
     def step(self, state, actions):
         """One step of every environment with `actions` (int, [num_envs], indices into the action set)."""
         ale = jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0)
-        state, obs, *outputs = self._step(state, ale.astype(jnp.int32))
+        state, obs, *outputs = _fenced(self._step(state, ale.astype(jnp.int32)))
         named = dict(zip(self.output_names, outputs))
         return (self._next(state), obs, named["rewards"], named["terminated"], named["truncated"],
                 self._info(outputs))
@@ -261,6 +262,13 @@ class JitEnv:
             self.close()
         except Exception:
             pass
+
+
+def _fenced(results):
+    """A call's results behind an optimization barrier. XLA's GPU dynamic-slice fusion may take a call whose
+    results feed a scan's stacked outputs into a fusion; when another result (the state) has users outside
+    it, the original call stays as well and the step runs twice. The barrier keeps results out of the match."""
+    return jax.lax.optimization_barrier(tuple(results))
 
 
 def _as_int64_words(seeds):

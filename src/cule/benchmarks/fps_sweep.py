@@ -73,7 +73,7 @@ class Agent:
             self.trainer, self.args = a2c_vtrace, a2c_vtrace.Args()
             self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.args.learning_rate,
                                               eps=self.args.adam_eps)
-            self.rollout = a2c_vtrace.Rollout(unroll, n, (4, 84, 84), net_device)
+            self.rollout = a2c_vtrace.Rollout.zeros(unroll, n, (4, 84, 84), net_device)
         self.t = 0
 
     def act(self, obs: torch.Tensor) -> torch.Tensor:
