@@ -258,12 +258,13 @@ struct ConsoleBus {
     return (pc & 0x1000) && (uint16_t)((pc & Cart::kOffsetMask) - Cart::kDirectLo) <
                                 (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
   }
-  // Whether `count` bytes from pc are plain ROM in one page, so that they can
-  // be read straight from direct_page (a timer-wait loop's body, loop_back).
-  CULE_HOT static bool plain_bytes_at(uint16_t pc, uint16_t count) {
+  // The `count` bytes from pc, straight from direct_page, when they are plain
+  // ROM in one page (a timer-wait loop's body, loop_back); else null.
+  CULE_HOT const uint8_t* plain_bytes(uint16_t pc, uint16_t count) const {
     const uint16_t first = (uint16_t)(pc & Cart::kOffsetMask), last = (uint16_t)(first + count - 1);
-    return (pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
-           (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
+    const bool plain = (pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
+                       (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
+    return plain ? direct_page(first) + (first & kPageMask) : nullptr;
   }
   // What an instruction run on a copy of the bus changed (step_outside_window).
   CULE_HD void continue_from(const ConsoleBus& b) {
@@ -299,9 +300,7 @@ struct ConsoleBus {
   CULE_HOT void tick(uint32_t n) { cycles += n; }
   CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
   CULE_HOT void loop_back(Cpu6507& c) {
-    const uint16_t first = (uint16_t)(c.pc & Cart::kOffsetMask);
-    const uint8_t* body = plain_bytes_at(c.pc, kTimerWaitBytes) ? direct_page(first) + (first & kPageMask) : nullptr;
-    const TimerWait w = skip_timer_wait(m.riot, body, c, cycles, left);
+    const TimerWait w = skip_timer_wait(m.riot, plain_bytes(c.pc, kTimerWaitBytes), c, cycles, left);
     c = w.regs;
     cycles = w.cycles;
     left -= w.instructions;
