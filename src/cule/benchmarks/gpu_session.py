@@ -18,7 +18,7 @@ as it goes (a part cut off by its budget keeps what it wrote):
               processes at a time where pytest-xdist is installed);
   train       each of --trainers on Pong on the GPU for the time left (the
               JAX example cule.trainers.ppo_jax among them), A2C+V-trace
-              with twice the others' share
+              with twice the others' share, in lockstep from cached starts
               (python -m cule.benchmarks.train): frames/s while training,
               score against wall time;
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
