@@ -128,3 +128,9 @@ def test_eval_only_evaluates_the_saved_weights_without_training(tmp_path, monkey
 def test_eval_only_needs_a_checkpoint(tmp_path):
     with pytest.raises(SystemExit, match="no checkpoint.pt"):
         _run(tmp_path, "--eval-only")
+
+
+def test_eval_only_refuses_another_trainers_run(tmp_path):
+    _run(tmp_path, "--trainer", "ppo", "--frames", "4096", "--num-envs", "8", "--eval-episodes", "0")
+    with pytest.raises(SystemExit, match="give --trainer ppo"):
+        _run(tmp_path, "--trainer", "a2c_vtrace", "--eval-only")

@@ -166,6 +166,10 @@ def evaluate_only(args) -> dict:
         raise SystemExit(f"--eval-only: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run")
     if not args.eval_episodes:
         raise SystemExit("--eval-only needs --eval-episodes above 0")
+    path = out / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else dict(trainer=args.trainer, game=args.game)
+    if summary.get("trainer", args.trainer) != args.trainer:
+        raise SystemExit(f"--eval-only: the run in {out} trained {summary['trainer']}; give --trainer {summary['trainer']}")
     module = trainer_module(args.trainer)
     fields = {f.name for f in dataclasses.fields(module.Args)}
     saved = {k: v for k, v in state["args"].items() if k in fields}
@@ -178,8 +182,6 @@ def evaluate_only(args) -> dict:
                               "total_frames": 0, "max_minutes": 0.0, "eval_episodes": args.eval_episodes,
                               "eval_noops": True, "num_envs": saved.get("num_batches", 1), "quiet": args.quiet})
     module.train(run_args)
-    path = out / "summary.json"
-    summary = json.loads(path.read_text()) if path.exists() else dict(trainer=args.trainer, game=args.game)
     summary.update(evaluation_summary(out, args.trainer, args.game))
     summary["evaluation"].update(device=args.device, date=datetime.date.today().isoformat(), frames=state["frames"])
     path.write_text(json.dumps(summary, indent=1) + "\n")
