@@ -94,13 +94,27 @@ def test_a_run_needs_an_end(tmp_path):
         _run(tmp_path, "--minutes", "0")
 
 
+def _short_evaluation(seen=None):
+    """The evaluation of run.py, its episodes capped at 2,000 frames; records the weights and arguments in seen."""
+    from cule.trainers.common import evaluate as evaluation
+
+    real = evaluation.evaluate
+
+    def spy(model, *args, **kwargs):
+        if seen is not None:
+            seen["weights"] = {k: v.clone() for k, v in model.state_dict().items()}
+            seen.update(kwargs)
+        return real(model, *args, **{**kwargs, "max_frames": 2000})
+
+    return spy
+
+
 def test_eval_only_evaluates_the_saved_weights_without_training(tmp_path, monkeypatch):
     """A lockstep A2C run with cached starts, its checkpoint cut down to the weights (as one brought back from a
     GPU), then --eval-only: the saved weights are evaluated, nothing trains, summary.json gains the evaluation."""
     import torch
 
     from cule.trainers.common import checkpoint
-    from cule.trainers.common import evaluate as evaluation
 
     _run(tmp_path, "--trainer", "a2c_vtrace", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0",
          "--set", "num_batches=4", "--set", "lockstep=True", "--set", "reset_mode=cache")
@@ -109,14 +123,7 @@ def test_eval_only_evaluates_the_saved_weights_without_training(tmp_path, monkey
     checkpoint.save(tmp_path, state)
     rows = (tmp_path / "log.csv").read_text()
     seen = {}
-    real = evaluation.evaluate
-
-    def spy(model, *args, **kwargs):
-        seen["weights"] = {k: v.clone() for k, v in model.state_dict().items()}
-        seen.update(kwargs)
-        return real(model, *args, **{**kwargs, "max_frames": 2000})
-
-    monkeypatch.setattr("cule.trainers.common.run.evaluate", spy)
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation(seen))
     summary = _run(tmp_path, "--trainer", "a2c_vtrace", "--eval-only", "--eval-episodes", "2")
     assert seen["noops"] is True
     assert all(torch.equal(seen["weights"][k], v) for k, v in state["model"].items())
@@ -130,7 +137,15 @@ def test_eval_only_needs_a_checkpoint(tmp_path):
         _run(tmp_path, "--eval-only")
 
 
-def test_eval_only_refuses_another_trainers_run(tmp_path):
+def test_eval_only_takes_the_runs_trainer_and_refuses_another(tmp_path, monkeypatch):
     _run(tmp_path, "--trainer", "ppo", "--frames", "4096", "--num-envs", "8", "--eval-episodes", "0")
     with pytest.raises(SystemExit, match="give --trainer ppo"):
         _run(tmp_path, "--trainer", "a2c_vtrace", "--eval-only")
+    with pytest.raises(SystemExit, match="give --game pong"):
+        _run(tmp_path, "--game", "breakout", "--eval-only")
+    real = train.trainer_module
+    loaded = []
+    monkeypatch.setattr(train, "trainer_module", lambda name: loaded.append(name) or real(name))
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation())
+    summary = _run(tmp_path, "--eval-only", "--eval-episodes", "1")  # neither --trainer nor --game
+    assert loaded == ["ppo"] and summary["trainer"] == "ppo" and summary["evaluation"]["episodes"] == 1

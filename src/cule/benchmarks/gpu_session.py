@@ -142,8 +142,10 @@ def command(part: str, args, seconds: float) -> list[str] | None:
                 continue
             sets = [arg for item in TRAIN_SETS.get(trainer, []) for arg in ("--set", item)]
             if args.dry_run:  # the GPU's settings, on as few environments as they allow
-                batches = [int(v.split("=")[1]) for v in TRAIN_SETS.get(trainer, []) if v.startswith("num_batches=")]
-                envs = str(2 * batches[0] if batches else 8)
+                from cule.benchmarks import train  # the preset and --set parsing train.py applies
+
+                batches = train.trainer_settings(trainer, TRAIN_SETS.get(trainer, [])).get("num_batches")
+                envs = str(2 * batches if batches else 8)
                 cmds.append([PY, "-m", "cule.benchmarks.train", "--device", "cpu", "--num-envs", envs, "--frames",
                              "1280", "--minutes", "0.2", *sets, *where])
             else:

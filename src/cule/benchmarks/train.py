@@ -46,7 +46,7 @@ Presets (why these: docs/trainers.md):
     python -m cule.benchmarks.train --trainer rainbow --game pong --minutes 120 --target -10
     python -m cule.benchmarks.train --trainer rainbow --set noisy=False --minutes 20 --output-dir runs/no_noisy
     python -m cule.benchmarks.train --device cuda --num-envs 1200 --set num_batches=20 --set lockstep=True --minutes 10
-    python -m cule.benchmarks.train --eval-only --output-dir runs/train   # that run's agent, evaluated here
+    python -m cule.benchmarks.train --eval-only --output-dir runs/train   # that run's agent (its trainer, its game), here
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ PRESETS: dict[str, dict] = {
                     noisy_sigma0=0.1, target_update_every=2000, learning_starts=1600, buffer_size=300_000,
                     log_every=250, num_threads=1),
 }
+DEFAULT_TRAINER, DEFAULT_GAME = "a2c_vtrace", "pong"
 SMOOTHED_LINES = 20  # log lines whose mean is the smoothed score (the curve's bold line)
 
 
@@ -78,6 +79,12 @@ def trainer_module(name: str):
     import importlib
 
     return importlib.import_module(f"cule.trainers.{name}")
+
+
+def trainer_settings(trainer: str, pairs: list[str]) -> dict:
+    """The trainer's preset with --set NAME=VALUE pairs over it (typed as the trainer's Args fields)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(trainer_module(trainer).Args)}
+    return {**PRESETS[trainer], **parse_sets(pairs, defaults)}
 
 
 def parse_sets(pairs: list[str], fields: dict) -> dict:
@@ -167,22 +174,28 @@ def evaluate_only(args) -> dict:
     if not args.eval_episodes:
         raise SystemExit("--eval-only needs --eval-episodes above 0")
     path = out / "summary.json"
-    summary = json.loads(path.read_text()) if path.exists() else dict(trainer=args.trainer, game=args.game)
-    if summary.get("trainer", args.trainer) != args.trainer:
-        raise SystemExit(f"--eval-only: the run in {out} trained {summary['trainer']}; give --trainer {summary['trainer']}")
-    module = trainer_module(args.trainer)
+    summary = json.loads(path.read_text()) if path.exists() else {}
+    # The run names its trainer (summary.json) and game (the checkpoint); --trainer and --game may only agree.
+    trainer = summary.get("trainer") or args.trainer or DEFAULT_TRAINER
+    if args.trainer and args.trainer != trainer:
+        raise SystemExit(f"--eval-only: the run in {out} trained {trainer}, not {args.trainer}; "
+                         f"leave --trainer out or give --trainer {trainer}")
+    module = trainer_module(trainer)
     fields = {f.name for f in dataclasses.fields(module.Args)}
     saved = {k: v for k, v in state["args"].items() if k in fields}
-    if saved.get("game", args.game) != args.game:
-        raise SystemExit(f"--eval-only: the checkpoint in {out} was trained on {saved['game']}, not {args.game}; "
-                         f"give --game {saved['game']}")
+    game = saved.get("game") or args.game or DEFAULT_GAME
+    if args.game and args.game != game:
+        raise SystemExit(f"--eval-only: the checkpoint in {out} was trained on {game}, not {args.game}; "
+                         f"leave --game out or give --game {game}")
+    summary.setdefault("trainer", trainer)
+    summary.setdefault("game", game)
     # total_frames 0: the run is past its end, so the trainer goes straight to the evaluation; the fewest
     # environments its arguments allow, since none of them steps
     run_args = module.Args(**{**saved, "device": args.device, "output_dir": str(out), "resume": True,
                               "total_frames": 0, "max_minutes": 0.0, "eval_episodes": args.eval_episodes,
                               "eval_noops": True, "num_envs": saved.get("num_batches", 1), "quiet": args.quiet})
     module.train(run_args)
-    summary.update(evaluation_summary(out, args.trainer, args.game))
+    summary.update(evaluation_summary(out, trainer, game))
     summary["evaluation"].update(device=args.device, date=datetime.date.today().isoformat(), frames=state["frames"])
     path.write_text(json.dumps(summary, indent=1) + "\n")
     if not args.quiet:
@@ -205,8 +218,9 @@ def machine() -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trainer", choices=sorted(PRESETS), default="a2c_vtrace", help="which trainer")
-    parser.add_argument("--game", default="pong", help="ALE game id")
+    parser.add_argument("--trainer", choices=sorted(PRESETS), default=None,
+                        help=f"which trainer (default {DEFAULT_TRAINER}; with --eval-only, the run's)")
+    parser.add_argument("--game", default=None, help=f"ALE game id (default {DEFAULT_GAME}; with --eval-only, the run's)")
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget of this run (or this resume)")
     parser.add_argument("--frames", type=int, default=0,
                         help="emulator frames to stop at, counted over resumes too (0: only the minutes decide)")
@@ -236,9 +250,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     if args.eval_only:
         return evaluate_only(args)
+    args.trainer = args.trainer or DEFAULT_TRAINER
+    args.game = args.game or DEFAULT_GAME
     module = trainer_module(args.trainer)
-    defaults = {f.name: f.default for f in dataclasses.fields(module.Args)}
-    settings = {**PRESETS[args.trainer], **parse_sets(args.set, defaults)}
+    settings = trainer_settings(args.trainer, args.set)
     if args.num_envs:
         settings["num_envs"] = args.num_envs
     if args.frames:
