@@ -254,9 +254,11 @@ struct ConsoleBus {
   // operands) from plain ROM: the common case, which CodeWindow<Cart> runs.
   // A mapper whose every read goes through its peek (E0, FE) has none.
   static constexpr bool kHasCodeWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2;
+  // One compare: A12 clear leaves the masked pc below 0x1000, so the
+  // subtraction wraps it far past the window (no second branch on A12).
   CULE_HOT static bool code_window_at(uint16_t pc) {
-    return (pc & 0x1000) && (uint16_t)((pc & Cart::kOffsetMask) - Cart::kDirectLo) <
-                                (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
+    return (uint16_t)((pc & (0x1000 | Cart::kOffsetMask)) - (0x1000 + Cart::kDirectLo)) <
+           (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
   }
   // The `count` bytes from pc, straight from direct_page, when they are plain
   // ROM in one page (a timer-wait loop's body, loop_back); else null.
