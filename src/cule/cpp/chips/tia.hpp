@@ -194,8 +194,49 @@ CULE_HD LineBits span_bits(int x, int count) {
   return b;
 }
 
-CULE_HD bool any_bits(const LineBits& a, const LineBits& b, const LineBits& c) {
-  return ((a.w[0] & b.w[0] & c.w[0]) | (a.w[1] & b.w[1] & c.w[1]) | (a.w[2] & b.w[2] & c.w[2])) != 0;
+#if !CULE_DEVICE_CODE
+// The collision latches that the enabled objects (enabled_objects' low six
+// bits) could set, in pair_hits' order.
+struct PairsOf {
+  uint16_t of[64];
+  constexpr PairsOf() : of() {
+    const uint8_t a[15] = {kM0Bit, kM0Bit, kM1Bit, kM1Bit, kP0Bit, kP0Bit, kP1Bit, kP1Bit,
+                           kM0Bit, kM0Bit, kM1Bit, kM1Bit, kBLBit, kP0Bit, kM0Bit};
+    const uint8_t b[15] = {kP1Bit, kP0Bit, kP0Bit, kP1Bit, kPFBit, kBLBit, kPFBit, kBLBit,
+                           kPFBit, kBLBit, kPFBit, kBLBit, kPFBit, kP1Bit, kM1Bit};
+    for (int objects = 0; objects < 64; ++objects)
+      for (int i = 0; i < 15; ++i)
+        if ((objects & a[i]) && (objects & b[i])) of[objects] = (uint16_t)(of[objects] | (1u << i));
+  }
+};
+inline constexpr PairsOf kPairsOf{};
+#endif
+
+// Whether drawing could latch a collision not latched yet. On the host, only
+// pairs of enabled objects whose latch is still clear count: once a frame's
+// possible collisions have all latched (a player on the playfield, say), the
+// pieces of the frames nobody looks at cost nothing. The device tests every
+// piece with two objects or more.
+CULE_HD bool may_latch(uint8_t objects, uint16_t latched) {
+#if !CULE_DEVICE_CODE
+  return (kPairsOf.of[objects & 0x3F] & ~latched) != 0;
+#else
+  (void)latched;
+  return (objects & (objects - 1) & 0x3F) != 0;
+#endif
+}
+
+// The collision latches that one word of pixels sets, the objects' words
+// already cut to the piece: bit i for the i-th pair in the order CXM0P..CXPPMM
+// read them (M0-P1, M0-P0, M1-P0, M1-P1, P0-PF, P0-BL, P1-PF, P1-BL, M0-PF,
+// M0-BL, M1-PF, M1-BL, BL-PF, P0-P1, M0-M1). Straight-line, so the six words
+// stay in registers.
+CULE_HD uint16_t pair_hits(uint64_t pf, uint64_t bl, uint64_t p0, uint64_t p1, uint64_t m0, uint64_t m1) {
+  const uint64_t pairs[15] = {m0 & p1, m0 & p0, m1 & p0, m1 & p1, p0 & pf, p0 & bl, p1 & pf, p1 & bl,
+                              m0 & pf, m0 & bl, m1 & pf, m1 & bl, bl & pf, p0 & p1, m0 & m1};
+  uint32_t hits = 0;
+  for (int i = 0; i < 15; ++i) hits |= (uint32_t)(pairs[i] != 0) << i;
+  return (uint16_t)hits;
 }
 
 // The pixels where two or more of six objects' words are set.
@@ -391,7 +432,7 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
     return;
   }
   const uint8_t objects = t.enabled_objects;
-  const bool may_collide = (objects & (objects - 1) & 0x3F) != 0;  // two or more objects (5)
+  const bool may_collide = may_latch(objects, t.collision);
   if (!line && !may_collide) return;  // nothing to latch and nothing to draw
   const LineBits none{{0, 0, 0}};
   LineBits pf = none;
@@ -416,17 +457,13 @@ CULE_PHASE void draw_pixels(Tia& t, uint8_t* frame, int x, int count) {
   const LineBits m0 = (objects & kM0Bit) ? missile_bits(t.mask_m0) : none;
   const LineBits m1 = (objects & kM1Bit) ? missile_bits(t.mask_m1) : none;
   const LineBits piece = span_bits(x, count);
-  // Most pieces have no pixel where objects meet; then no pair needs a test.
-  uint64_t meet = 0;
+  // Most words of a piece have no pixel where objects meet; then no pair needs a test.
   if (may_collide)
-    for (int i = 0; i < 3; ++i)
-      meet |= shared_pixels(pf.w[i], bl.w[i], p0.w[i], p1.w[i], m0.w[i], m1.w[i]) & piece.w[i];
-  if (meet) {
-    const LineBits* a[15] = {&m0, &m0, &m1, &m1, &p0, &p0, &p1, &p1, &m0, &m0, &m1, &m1, &bl, &p0, &m0};
-    const LineBits* b[15] = {&p1, &p0, &p0, &p1, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &bl, &pf, &p1, &m1};
-    for (int i = 0; i < 15; ++i)
-      if (any_bits(*a[i], *b[i], piece)) t.collision |= (uint16_t)(1u << i);
-  }
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t in = piece.w[i];
+      if (shared_pixels(pf.w[i], bl.w[i], p0.w[i], p1.w[i], m0.w[i], m1.w[i]) & in)
+        t.collision |= pair_hits(pf.w[i] & in, bl.w[i] & in, p0.w[i] & in, p1.w[i] & in, m0.w[i] & in, m1.w[i] & in);
+    }
   if (!line) return;
   fill_bytes(line + x, t.colubk, count);
   if (!(objects & 0x3F)) return;  // background alone: a third to a half of the pieces
