@@ -194,19 +194,26 @@ CULE_HD LineBits span_bits(int x, int count) {
   return b;
 }
 
+// The 15 collision latches in their bit order, two per register from CXM0P
+// (D7, then D6) to CXPPMM: the objects of each pair, named as kP0Bit's kin.
+#define CULE_COLLISION_PAIRS(X)                                                   \
+  X(M0, P1) X(M0, P0) X(M1, P0) X(M1, P1) X(P0, PF) X(P0, BL) X(P1, PF) X(P1, BL) \
+  X(M0, PF) X(M0, BL) X(M1, PF) X(M1, BL) X(BL, PF) X(P0, P1) X(M0, M1)
+
 #if !CULE_DEVICE_CODE
-// The collision latches that the enabled objects (enabled_objects' low six
-// bits) could set, in pair_hits' order.
+// The latches that each set of enabled objects (enabled_objects' low six
+// bits) could set.
 struct PairsOf {
   uint16_t of[64];
   constexpr PairsOf() : of() {
-    const uint8_t a[15] = {kM0Bit, kM0Bit, kM1Bit, kM1Bit, kP0Bit, kP0Bit, kP1Bit, kP1Bit,
-                           kM0Bit, kM0Bit, kM1Bit, kM1Bit, kBLBit, kP0Bit, kM0Bit};
-    const uint8_t b[15] = {kP1Bit, kP0Bit, kP0Bit, kP1Bit, kPFBit, kBLBit, kPFBit, kBLBit,
-                           kPFBit, kBLBit, kPFBit, kBLBit, kPFBit, kP1Bit, kM1Bit};
-    for (int objects = 0; objects < 64; ++objects)
-      for (int i = 0; i < 15; ++i)
-        if ((objects & a[i]) && (objects & b[i])) of[objects] = (uint16_t)(of[objects] | (1u << i));
+    for (int objects = 0; objects < 64; ++objects) {
+      int bit = 0;
+#define CULE_PAIR_OF(a, b) \
+  if ((objects & k##a##Bit) && (objects & k##b##Bit)) of[objects] = (uint16_t)(of[objects] | (1u << bit)); \
+  ++bit;
+      CULE_COLLISION_PAIRS(CULE_PAIR_OF)
+#undef CULE_PAIR_OF
+    }
   }
 };
 inline constexpr PairsOf kPairsOf{};
@@ -226,16 +233,13 @@ CULE_HD bool may_latch(uint8_t objects, uint16_t latched) {
 #endif
 }
 
-// The collision latches that one word of pixels sets, the objects' words
-// already cut to the piece: bit i for the i-th pair in the order CXM0P..CXPPMM
-// read them (M0-P1, M0-P0, M1-P0, M1-P1, P0-PF, P0-BL, P1-PF, P1-BL, M0-PF,
-// M0-BL, M1-PF, M1-BL, BL-PF, P0-P1, M0-M1). Straight-line, so the six words
-// stay in registers.
-CULE_HD uint16_t pair_hits(uint64_t pf, uint64_t bl, uint64_t p0, uint64_t p1, uint64_t m0, uint64_t m1) {
-  const uint64_t pairs[15] = {m0 & p1, m0 & p0, m1 & p0, m1 & p1, p0 & pf, p0 & bl, p1 & pf, p1 & bl,
-                              m0 & pf, m0 & bl, m1 & pf, m1 & bl, bl & pf, p0 & p1, m0 & m1};
-  uint32_t hits = 0;
-  for (int i = 0; i < 15; ++i) hits |= (uint32_t)(pairs[i] != 0) << i;
+// The collision latches that one word of pixels sets, each object's word
+// already cut to the piece. Straight-line, so the six words stay in registers.
+CULE_HD uint16_t pair_hits(uint64_t PF, uint64_t BL, uint64_t P0, uint64_t P1, uint64_t M0, uint64_t M1) {
+  uint32_t hits = 0, bit = 0;
+#define CULE_PAIR_HIT(a, b) hits |= (uint32_t)((a & b) != 0) << bit++;
+  CULE_COLLISION_PAIRS(CULE_PAIR_HIT)
+#undef CULE_PAIR_HIT
   return (uint16_t)hits;
 }
 
