@@ -44,7 +44,6 @@ Needs ``pip install "cule[jax]"`` (a CPU jax; for CUDA, JAX's own CUDA build).
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 import numpy as np
@@ -195,10 +194,6 @@ class JitEnv:
         _register_handlers()
         if device.type == "cuda":
             _register_handlers("CUDA")
-            warnings.warn("cule.jax.make on CUDA: a lax.scan whose body holds one step was measured to run each step "
-                          "twice from its second iteration on (docs/cuda.md); the step's results now pass an "
-                          "optimization barrier meant to prevent it, not yet checked on a GPU (a scan unrolled by "
-                          "2, or one jitted step per call, gave exact outputs)", RuntimeWarning, stacklevel=2)
         self.env = AtariVectorEnv(game, num_envs, **kwargs)
         self.num_envs = self.env.num_envs
         self.action_set = np.asarray(self.env.action_set, dtype=np.int32)

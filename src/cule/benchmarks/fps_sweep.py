@@ -97,7 +97,7 @@ class Agent:
         self.t += 1
         if self.t == self.unroll:
             ro.obs[self.t] = next_obs.to(self.device)
-            loss = self.trainer.vtrace_loss(self.net, ro, self.args)
+            loss = self.trainer.vtrace_loss(self.net, ro, self.args)[0]
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()

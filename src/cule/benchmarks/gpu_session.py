@@ -19,6 +19,7 @@ as it goes (a part cut off by its budget keeps what it wrote):
   train       each of --trainers on Pong on the GPU for the time left (the
               JAX example cule.trainers.ppo_jax among them), A2C+V-trace
               with twice the others' share, in lockstep from cached starts
+              at half its preset's learning rate
               (python -m cule.benchmarks.train): frames/s while training,
               score against wall time;
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
@@ -68,9 +69,11 @@ TRAINERS = ["a2c_vtrace", "ppo", "rainbow", "ppo_jax"]
 # replay ratio (one gradient step per four transitions) keeps busy.
 TRAIN_ENVS = {"a2c_vtrace": 1200, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
 # Settings over the benchmark's presets on a GPU: A2C+V-trace as CuLE's fastest Pong run (20 batches in
-# lockstep, an update every step), episodes started from cached states (a full reset holds up its warp), and
-# checkpoints every 1,000 updates rather than every second.
-TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "checkpoint_every=1000"]}
+# lockstep, an update every step), episodes started from cached states (a full reset holds up its warp), half
+# the preset's learning rate (at 5e-4 the 1,200-transition updates collapsed the policy to uniform after about 7M
+# frames on both GPUs tried: docs/trainers.md), and checkpoints every 1,000 updates rather than every second.
+TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "learning_rate=2.5e-4",
+                             "checkpoint_every=1000"]}
 TRAIN_WEIGHT = {"a2c_vtrace": 2.0}  # shares of the train part's time (others: 1)
 TEST_FILES = ["tests/test_cuda_gpu.py", "tests/test_backend_contract.py", "tests/test_jax_interop.py"]
 

@@ -82,10 +82,11 @@ class Rollout:
                        self.rewards[:, envs][t], self.dones[:, envs][t], filled=True)
 
 
-def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> torch.Tensor:
-    """The actor-critic loss on a rollout collected by an older policy: policy gradient with V-trace
-    advantages, value regression to the V-trace targets, minus the entropy bonus (IMPALA section 4.2).
-    Rewards in the rollout are already clipped."""
+def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss, value loss, entropy) on a rollout collected by an older policy: the loss is the policy gradient
+    with V-trace advantages, value regression to the V-trace targets, minus the entropy bonus (IMPALA section
+    4.2). Rewards in the rollout are already clipped. The entropy is logged because a policy that has collapsed
+    to uniform (dead units in the torso) shows there first."""
     T, B = ro.actions.shape
     logits, values = model(ro.obs.reshape((T + 1) * B, *ro.obs.shape[2:]))
     logits, values = logits.reshape(T + 1, B, -1), values.reshape(T + 1, B)
@@ -97,7 +98,7 @@ def vtrace_loss(model: torch.nn.Module, ro: Rollout, args: Args) -> torch.Tensor
     pg_loss = -(pg_adv * target_logp).mean()
     v_loss = 0.5 * F.mse_loss(values[:T], vs)
     entropy = dist.entropy().mean()
-    return pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy
+    return pg_loss + args.vf_coef * v_loss - args.ent_coef * entropy, v_loss.detach(), entropy.detach()
 
 
 def act(model: torch.nn.Module, obs: torch.Tensor, env_ids: torch.Tensor, step: int, seed: int):
@@ -135,10 +136,11 @@ class _Loop:
         self.log = Logger(args.output_dir, self.num_updates * self.frames_per_update, self.run.frames,
                           enabled=self.run.logging)
         self.scores = EpisodeScores(num_envs, torch.device(args.device), games=getattr(env, "games", ()))
-        self.result, self.loss, self.completed = {}, torch.zeros(()), self.run.start_update
+        self.result, self.completed = {}, self.run.start_update
+        self.loss = self.value_loss = self.entropy = torch.zeros(())
 
     def train_on(self, rollout: Rollout) -> None:
-        self.loss = vtrace_loss(self.run.model, rollout, self.args)
+        self.loss, self.value_loss, self.entropy = vtrace_loss(self.run.model, rollout, self.args)
         self.run.step_grads(self.loss)
 
     def end_update(self, update: int, round_done: bool) -> bool:
@@ -149,6 +151,7 @@ class _Loop:
         if round_done or update + 1 == self.num_updates:
             self.result = dict(frames=self.run.frames, update=update + 1,
                                episode_return=self.scores.drain(self.ranks), loss=float(self.loss.item()),
+                               value_loss=float(self.value_loss.item()), entropy=float(self.entropy.item()),
                                **self.scores.by_game())
             self.log.log(self.run.frames, **{k: v for k, v in self.result.items() if k not in ("frames", "update")})
         return self.run.end_of_update(update, self.num_updates)
