@@ -884,11 +884,15 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
         const int p = pos + hmove_motion(i, n);
         pos = (int16_t)(p >= 160 ? p - 160 : p < 0 ? p + 160 : p);
       };
-      move(t.pos_p0, t.hmp0);
-      move(t.pos_p1, t.hmp1);
-      move(t.pos_m0, t.hmm0);
-      move(t.pos_m1, t.hmm1);
-      move(t.pos_bl, t.hmbl);
+      // At a line's start (and at cycle 75) an object moves by its nibble alone, so after HMCLR nothing moves:
+      // kernels that write HMOVE on every line skip the five moves.
+      if (!(i <= 3 || i == 75) || (t.hmp0 | t.hmp1 | t.hmm0 | t.hmm1 | t.hmbl)) {
+        move(t.pos_p0, t.hmp0);
+        move(t.pos_p1, t.hmp1);
+        move(t.pos_m0, t.hmm0);
+        move(t.pos_m1, t.hmm1);
+        move(t.pos_bl, t.hmbl);
+      }
       t.mask_bl = ball_mask_for(t.pos_bl, t.ctrlpf);
       rebuild_player_masks(t);
       t.mask_m0 = missile_mask_for(t.pos_m0, t.nusiz0);
