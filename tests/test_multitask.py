@@ -120,7 +120,8 @@ def test_single_game_log_is_unchanged(tmp_path):
 
     train(Args(game="sanity", num_envs=8, num_batches=2, num_steps=4, total_frames=8 * 4 * 4,
                output_dir=str(tmp_path)))
-    assert _log(tmp_path)[0] == ["frames", "wall_time", "cpu_time", "fps", "episode_return", "loss"]
+    assert _log(tmp_path)[0] == ["frames", "wall_time", "cpu_time", "fps", "episode_return", "loss", "value_loss",
+                                 "entropy"]  # no per-game columns
 
 
 def test_ppo_multitask_logs_per_game_and_evaluates_each(tmp_path):
