@@ -639,9 +639,11 @@ CULE_HD int hmove_motion_within_line(int i, int n, int signed_motion) {
 
 // The motion applied by HMOVE at CPU cycle-in-line i for nibble n (ourCompleteMotionTable).
 // Kernels write HMOVE right after WSYNC, so the first case is the common one.
+// Where HMOVE moves an object by its nibble alone (the first case below).
+CULE_HD bool hmove_moves_by_nibble(int i) { return i <= 3 || i == 75; }
 CULE_HD int hmove_motion(int i, int n) {
   const int signed_motion = n < 8 ? -n : 16 - n;  // S: -(signed nibble)
-  if (i <= 3 || i == 75) return signed_motion;
+  if (hmove_moves_by_nibble(i)) return signed_motion;
   return hmove_motion_within_line(i, n, signed_motion);
 }
 
@@ -884,9 +886,9 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
         const int p = pos + hmove_motion(i, n);
         pos = (int16_t)(p >= 160 ? p - 160 : p < 0 ? p + 160 : p);
       };
-      // At a line's start (and at cycle 75) an object moves by its nibble alone, so after HMCLR nothing moves:
-      // kernels that write HMOVE on every line skip the five moves.
-      if (!(i <= 3 || i == 75) || (t.hmp0 | t.hmp1 | t.hmm0 | t.hmm1 | t.hmbl)) {
+      // Where an object moves by its nibble alone, nothing moves after HMCLR: kernels that write HMOVE at
+      // every line's start skip the five moves.
+      if (!hmove_moves_by_nibble(i) || (t.hmp0 | t.hmp1 | t.hmm0 | t.hmm1 | t.hmbl)) {
         move(t.pos_p0, t.hmp0);
         move(t.pos_p1, t.hmp1);
         move(t.pos_m0, t.hmm0);
