@@ -149,10 +149,10 @@ class _Loop:
         self.run.frames += self.frames_per_update
         self.completed = update + 1
         if round_done or update + 1 == self.num_updates:
+            loss, value_loss, entropy = torch.stack([self.loss.detach(), self.value_loss, self.entropy]).tolist()
             self.result = dict(frames=self.run.frames, update=update + 1,
-                               episode_return=self.scores.drain(self.ranks), loss=float(self.loss.item()),
-                               value_loss=float(self.value_loss.item()), entropy=float(self.entropy.item()),
-                               **self.scores.by_game())
+                               episode_return=self.scores.drain(self.ranks), loss=loss, value_loss=value_loss,
+                               entropy=entropy, **self.scores.by_game())
             self.log.log(self.run.frames, **{k: v for k, v in self.result.items() if k not in ("frames", "update")})
         return self.run.end_of_update(update, self.num_updates)
 
