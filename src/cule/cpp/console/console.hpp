@@ -50,6 +50,9 @@ struct RomView {
   uint32_t rng_count;
   TiaConfig tia;              // after NTSC/PAL detection
   uint8_t initial_switches;   // from the difficulty and TV-type properties
+  // The code maps (CodeMap): for each 4K block of the image, CodeMap's
+  // kEntries entries. Only host code reads them (the launch shim's too).
+  const uint16_t* code_maps;
 };
 
 // The system RNG (std::mt19937 seeded 4753849): identical in every
@@ -167,6 +170,51 @@ CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* loop, Cpu65
   return w;
 }
 
+// The code window: whether the instruction at pc reads its three bytes
+// (opcode and operands) from plain ROM, the common case, which
+// CodeWindow<Cart> runs. A mapper whose every read goes through its peek
+// (E0, FE) has none.
+//
+// The code map folds that test into the opcode fetch of the host's threaded
+// loop. For each 4K block of the image it holds, at pc & kIndexMask, the
+// opcode there when the instruction lies in the window, else kOutside: one
+// load then both picks the opcode's label and sends an instruction outside the
+// window to its own, where a compare and a branch per instruction did it
+// before. Built once per ROM (MapperOps::build_code_maps); mappers whose window spans
+// pages of other banks (E0) keep the compare.
+template <class Cart>
+struct CodeMap {
+  static constexpr bool kWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2;
+  // One compare: A12 clear leaves the masked pc below 0x1000, so the
+  // subtraction wraps it far past the window (no second branch on A12).
+  CULE_HD static bool in_window(uint16_t pc) {
+    return (uint16_t)((pc & (0x1000 | Cart::kOffsetMask)) - (0x1000 + Cart::kDirectLo)) <
+           (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
+  }
+#ifdef CULE_TRACE_ACCESS  // tracing builds see every opcode fetch as a bus read
+  static constexpr bool kUsed = false;
+#else
+  static constexpr bool kUsed = kWindow && Cart::kPageShift == 12;
+#endif
+  static constexpr uint32_t kIndexMask = 0x1000u | Cart::kOffsetMask;
+  static constexpr uint32_t kEntries = kIndexMask + 1;
+  static constexpr uint16_t kOutside = 256;
+  // The map of the bank whose bytes start `offset` bytes into the image.
+  CULE_HD static const uint16_t* of_bank(const uint16_t* maps, uint32_t offset) {
+    return maps + (offset >> 12) * kEntries;
+  }
+  // The maps of an image of `bytes` bytes (blocks of 4K, or one for a 2K ROM),
+  // into `out`, kEntries per block.
+  CULE_HD static void build(const uint8_t* image, uint32_t bytes, uint16_t* out) {
+    for (uint32_t block = 0; block < blocks(bytes); ++block)
+      for (uint32_t i = 0; i < kEntries; ++i)
+        out[block * kEntries + i] =
+            in_window((uint16_t)i) ? image[block * 4096u + (i & Cart::kOffsetMask)] : kOutside;
+  }
+  CULE_HD static uint32_t blocks(uint32_t bytes) { return !kUsed ? 0 : bytes < 4096 ? 1 : bytes / 4096; }
+  CULE_HD static uint32_t entries(uint32_t bytes) { return blocks(bytes) * kEntries; }
+};
+
 // The 2600's 13-bit address map (System.cxx, the devices' install()): A12 selects the
 // cartridge; otherwise A7 selects the RIOT (A9: I/O, else RAM) over the TIA.
 // The clock, the data-bus latch, the picture's catch-up target and the halt
@@ -185,10 +233,14 @@ struct ConsoleBus {
   // current banks, kept from one bank switch to the next; the device, short
   // of registers, recomputes it at each read.
   const uint8_t* direct[kPages];
+  const uint16_t* code;  // the code map of the bank in place (CodeMap<Cart>::kUsed)
   CULE_HOT const uint8_t* direct_page(uint16_t offset) const { return direct[offset >> Cart::kPageShift]; }
   CULE_HOT void banks_changed() {
     for (uint32_t p = 0; p < kPages; ++p) direct[p] = Cart::direct_base(m.cart, image, p);
+    if constexpr (CodeMap<Cart>::kUsed) code = CodeMap<Cart>::of_bank(rom.code_maps, (uint32_t)(direct[0] - image));
   }
+  // The threaded loop's opcode fetch: the opcode at pc, or kOutside.
+  CULE_HOT uint32_t code_at(uint16_t pc) const { return code[pc & CodeMap<Cart>::kIndexMask]; }
 #else
   CULE_HOT const uint8_t* direct_page(uint16_t offset) const {
     return Cart::direct_base(m.cart, image, offset >> Cart::kPageShift);
@@ -250,16 +302,8 @@ struct ConsoleBus {
 
   CULE_HOT uint8_t peek_code(uint16_t address) { return peek(address); }
 
-  // Whether the instruction at pc reads its three bytes (opcode and
-  // operands) from plain ROM: the common case, which CodeWindow<Cart> runs.
-  // A mapper whose every read goes through its peek (E0, FE) has none.
-  static constexpr bool kHasCodeWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2;
-  // One compare: A12 clear leaves the masked pc below 0x1000, so the
-  // subtraction wraps it far past the window (no second branch on A12).
-  CULE_HOT static bool code_window_at(uint16_t pc) {
-    return (uint16_t)((pc & (0x1000 | Cart::kOffsetMask)) - (0x1000 + Cart::kDirectLo)) <
-           (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
-  }
+  static constexpr bool kHasCodeWindow = CodeMap<Cart>::kWindow;
+  CULE_HOT static bool code_window_at(uint16_t pc) { return CodeMap<Cart>::in_window(pc); }
   // The `count` bytes from pc, straight from direct_page, when they are plain
   // ROM in one page (a timer-wait loop's body, loop_back); else null.
   CULE_HOT const uint8_t* plain_bytes(uint16_t pc, uint16_t count) const {
@@ -272,6 +316,7 @@ struct ConsoleBus {
   CULE_HD void continue_from(const ConsoleBus& b) {
 #if !CULE_DEVICE_CODE
     for (uint32_t p = 0; p < kPages; ++p) direct[p] = b.direct[p];
+    code = b.code;
     budget = b.budget;
 #endif
     cycles = b.cycles;
@@ -472,23 +517,33 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       using S = StoreOp;
       using W = ModifyOp;
 #define CULE_HANDLER(code) &&op_##code,
-      static const void* const kHandlers[256] = {CULE_OPCODE_BYTES(CULE_HANDLER)};
+      static const void* const kHandlers[257] = {CULE_OPCODE_BYTES(CULE_HANDLER) &&outside_map};
 #undef CULE_HANDLER
-#define CULE_DISPATCH()                                    \
-  if (CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window; \
-  goto* kHandlers[fetch(c, bus)];
+      // With a code map the fetch's one load also tests the window (CodeMap).
+#define CULE_DISPATCH()                                                   \
+  if constexpr (CodeMap<Cart>::kUsed) {                                   \
+    goto* kHandlers[bus.code_at(c.pc++)];                                 \
+  } else {                                                                \
+    if (CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window;           \
+    goto* kHandlers[fetch(c, bus)];                                       \
+  }
 #define CULE_NEXT()                                        \
   CULE_INSTRUCTION_DONE();                                 \
   if (!bus.next_instruction()) goto scanline_done;         \
   CULE_DISPATCH()
       CULE_DISPATCH();
-#define CULE_OPCODE(code, cycles, ...) \
-  op_##code:                           \
-  bus.tick(cycles);                    \
-  __VA_ARGS__;                         \
+// The fetch through the map left the data bus as it was (a kOutside fetch
+// must); the label, which knows its opcode, puts it there.
+#define CULE_OPCODE(code, cycles, ...)                        \
+  op_##code:                                                  \
+  if constexpr (CodeMap<Cart>::kUsed) bus.data_bus = code;    \
+  bus.tick(cycles);                                           \
+  __VA_ARGS__;                                                \
   CULE_NEXT();
 #include "chips/opcodes.inc"
 #undef CULE_OPCODE
+    outside_map:  // the map's kOutside: the fetch is undone, the instruction runs as below
+      --c.pc;
     outside_window:
       run_outside_window(m, c, bus);
       CULE_NEXT();

@@ -40,7 +40,8 @@
   X(resize_memo, b.resize_memo, memo) X(saved_machines, b.saved_machines, saved_machines_)            \
   X(saved_envs, b.saved_envs, saved_envs_) X(saved_rngs, b.saved_rngs, saved_rngs_)                   \
   X(render_logs, b.logs, logs) X(log_frames, b.log_frames, frames) X(log_accesses, b.log_accesses, accesses) \
-  X(reset_list, b.reset_list, resets) X(reset_count, b.reset_count, reset_count)
+  X(reset_list, b.reset_list, resets) X(reset_count, b.reset_count, reset_count)                      \
+  X(code_maps, b.rom.code_maps, code_maps_)
 
 namespace cule {
 
@@ -69,6 +70,9 @@ class BasicEmulator {
     std::mt19937 mt(4753849u);
     for (auto& d : rng_draws_) d = (uint32_t)mt();
     rom_.image = image_.data();
+    code_maps_.resize(ops_.code_map_entries((uint32_t)image_.size()));
+    ops_.build_code_maps(image_.data(), (uint32_t)image_.size(), code_maps_.data());
+    rom_.code_maps = code_maps_.empty() ? nullptr : code_maps_.data();
     rom_.rng_draws = rng_draws_.data();
     rom_.rng_count = kRngDraws;
     rom_.initial_switches = settings.initial_switches;
@@ -515,6 +519,7 @@ class BasicEmulator {
   }
 
   std::vector<uint8_t> image_;
+  std::vector<uint16_t> code_maps_;  // CodeMap's, for the host's frame loop (the launch shim's too)
   RomSettings settings_;
   const MapperOps& ops_;
   int n_;

@@ -72,7 +72,9 @@ const MapperOps& ops_of() {
                              &U::reset_game,
                              &U::act,
                              &U::ale_reset,
-                             &check_row<Cart>};
+                             &check_row<Cart>,
+                             &CodeMap<Cart>::entries,
+                             &CodeMap<Cart>::build};
   return ops;
 }
 
