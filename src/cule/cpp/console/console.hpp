@@ -180,7 +180,7 @@ CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* loop, Cpu65
 // opcode there when the instruction lies in the window, else kOutside: one
 // load then both picks the opcode's label and sends an instruction outside the
 // window to its own, where a compare and a branch per instruction did it
-// before. Built once per ROM (MapperOps::build_code_maps); mappers whose window spans
+// before. Built once per ROM (MapperOps::code_maps); mappers whose window spans
 // pages of other banks (E0) keep the compare.
 template <class Cart>
 struct CodeMap {

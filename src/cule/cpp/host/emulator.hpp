@@ -70,8 +70,7 @@ class BasicEmulator {
     std::mt19937 mt(4753849u);
     for (auto& d : rng_draws_) d = (uint32_t)mt();
     rom_.image = image_.data();
-    code_maps_.resize(ops_.code_map_entries((uint32_t)image_.size()));
-    ops_.build_code_maps(image_.data(), (uint32_t)image_.size(), code_maps_.data());
+    code_maps_ = ops_.code_maps(image_.data(), (uint32_t)image_.size());
     rom_.code_maps = code_maps_.empty() ? nullptr : code_maps_.data();
     rom_.rng_draws = rng_draws_.data();
     rom_.rng_count = kRngDraws;

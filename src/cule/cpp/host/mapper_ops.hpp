@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <vector>
 
 #include "cart/carts.hpp"
 #include "console/console.hpp"
@@ -45,10 +46,8 @@ struct MapperOps {
   void (*ale_reset)(const BatchView& b, int env, int noops);
   // A saved row's payload checked before it is loaded (state_check.hpp).
   int32_t (*check_row)(const BatchView& b, const uint8_t* row, bool with_rng);
-  // The host's code maps of an image (CodeMap): their size in entries, and
-  // their build into that many.
-  uint32_t (*code_map_entries)(uint32_t bytes);
-  void (*build_code_maps)(const uint8_t* image, uint32_t bytes, uint16_t* out);
+  // The code maps of an image (CodeMap), empty for a mapper without.
+  std::vector<uint16_t> (*code_maps)(const uint8_t* image, uint32_t bytes);
 
   Run run(VectorEnvStep) const { return run_vector_env; }
   Run run(GymnasiumStep) const { return run_gymnasium; }

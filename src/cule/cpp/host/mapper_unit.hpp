@@ -54,6 +54,11 @@ struct MapperUnit {
     Env copy{b, env};
     return (*copy).act(action_a, action_b, draw);
   }
+  static std::vector<uint16_t> code_maps(const uint8_t* image, uint32_t bytes) {
+    std::vector<uint16_t> maps(CodeMap<Cart>::entries(bytes));
+    CodeMap<Cart>::build(image, bytes, maps.data());
+    return maps;
+  }
   static void ale_reset(const BatchView& b, int env, int noops) {
     Env copy{b, env};
     (*copy).ale_reset(noops);
@@ -73,8 +78,7 @@ const MapperOps& ops_of() {
                              &U::act,
                              &U::ale_reset,
                              &check_row<Cart>,
-                             &CodeMap<Cart>::entries,
-                             &CodeMap<Cart>::build};
+                             &U::code_maps};
   return ops;
 }
 
