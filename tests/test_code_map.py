@@ -1,0 +1,83 @@
+"""The code map (console.hpp's CodeMap) against the ROM bytes and the mappers' documented hotspots.
+
+The host's threaded loop fetches each opcode through the map: the opcode when
+the instruction's three bytes are plain ROM of the bank in place, else 256,
+which sends the instruction down the ordinary bus. An entry that names a byte
+other than the ROM's would run the wrong instruction; an entry that lets an
+instruction's bytes reach a hotspot or cartridge RAM would skip the bank
+switch or the RAM read. The exactness tests meet the map only where a game's
+code goes; this checks every entry of one game per mapper.
+
+The hotspots and RAM windows are the mappers' (Stella's CartF8.cxx, CartF6.cxx,
+CartF8SC.cxx, CartF6SC.cxx, CartDPC.cxx):
+  F8: $1FF8-$1FF9; F6: $1FF6-$1FF9; the SC variants add 128 bytes of RAM
+  written at $1000-$107F and read at $1080-$10FF; DPC's registers span
+  $1000-$107F and its bank switches are F8's.
+"""
+import numpy as np
+import pytest
+
+import cule
+
+OUTSIDE = 256
+RAM_SC = range(0x1000, 0x1100)
+SPECIAL = {
+    "2K": [],
+    "4K": [],
+    "F8": [range(0x1FF8, 0x1FFA)],
+    "F6": [range(0x1FF6, 0x1FFA)],
+    "F8SC": [range(0x1FF8, 0x1FFA), RAM_SC],
+    "F6SC": [range(0x1FF6, 0x1FFA), RAM_SC],
+    "DPC": [range(0x1FF8, 0x1FFA), range(0x1000, 0x1080)],
+}
+GAMES = {"2K": "pong", "4K": "space_invaders", "F8": "ms_pacman", "F6": "road_runner",
+         "F8SC": "elevator_action", "F6SC": "klax", "DPC": "pitfall2"}
+
+
+def _maps(game):
+    env = cule.AtariVectorEnv(game, 1)
+    try:
+        assert env.emulator.cart == cule.load_rom(game).bankswitch
+        return env.emulator.arrays()["code_maps"].view(np.uint16).copy(), env.emulator.cart
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("mapper", sorted(GAMES))
+def test_every_entry_is_the_rom_byte_or_outside(mapper):
+    game = GAMES[mapper]
+    maps, cart = _maps(game)
+    with open(cule.load_rom(game).path, "rb") as f:
+        image = np.frombuffer(f.read(), dtype=np.uint8)
+    code = image[:8192] if mapper == "DPC" else image  # DPC's last 2K are graphics, not banks
+    block = min(len(code), 4096)
+    blocks = len(code) // block
+    entries = 0x1000 + block  # indexed by pc & (A12 | the bank's offset bits)
+    maps = maps.reshape(blocks, entries)
+
+    special = np.zeros(0x2000, dtype=bool)
+    for r in SPECIAL[mapper]:
+        special[list(r)] = True
+    pcs = np.arange(0x1000, 0x2000)
+    # Three bytes from pc, on the 13-bit bus: past $1FFF the address wraps to the TIA.
+    touches = np.zeros(len(pcs), dtype=bool)
+    for k in range(3):
+        a = (pcs + k) & 0x1FFF
+        touches |= special[a] | (a < 0x1000)
+    offsets = pcs & (block - 1)
+    for b in range(blocks):
+        m = maps[b]
+        assert (m[:0x1000] == OUTSIDE).all(), "an address with A12 clear is never ROM"
+        entry = m[0x1000 + offsets]  # what a fetch at each pc of $1000-$1FFF sees
+        inside = entry != OUTSIDE
+        assert (entry[inside] == code[b * block + offsets[inside]]).all()
+        assert not (inside & touches).any(), "an instruction in the map reaches a hotspot, RAM or the TIA"
+        # What may be in the map mostly is: the map is what makes most fetches cheap.
+        assert inside.sum() >= 0.9 * (~touches).sum(), (cart, b, int(inside.sum()), int((~touches).sum()))
+
+
+@pytest.mark.parametrize("game", ["montezuma_revenge", "robotank"])
+def test_mappers_without_a_map_hold_none(game):
+    """E0's 1K slices and FE's stack-watching switch leave every fetch to the bus."""
+    maps, cart = _maps(game)
+    assert cart in ("E0", "FE") and maps.size == 0
