@@ -89,6 +89,9 @@ typedef long long int64_t;
 // A chip's register access (tia::poke): one out-of-line copy on the device;
 // on the host inlined into the bus's out-of-line I/O path, one call per access.
 #define CULE_REGISTER_ACCESS CULE_FORCE_INLINE
+// The TIA's picture catch-up (tia::render_to), called from each register's
+// write: out of line, so a write that draws nothing saves no registers for it.
+#define CULE_CATCH_UP inline __attribute__((noinline))
 #endif
 #ifndef CULE_RARE
 // A rare path inside the opcode switch: out of line everywhere, so the

@@ -10,6 +10,10 @@
 #pragma once
 
 #include "common.hpp"
+#if !CULE_DEVICE_CODE
+#include <array>
+#include <utility>
+#endif
 
 namespace cule {
 
@@ -523,7 +527,7 @@ CULE_HD void end_of_line(Tia& t) {
 }
 
 // updateFrame: make the picture final up to colour clock `clock` (TIA::updateFrame).
-CULE_PHASE void render_to(Tia& t, uint8_t* frame, int32_t clock) {
+CULE_CATCH_UP void render_to(Tia& t, uint8_t* frame, int32_t clock) {
   if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
     return;
   if (clock > t.stop_display_clock) clock = t.stop_display_clock;
@@ -675,12 +679,20 @@ enum Read : uint8_t {
 // instead of several: `due` carries the furthest target owed so far, every
 // catch-up goes at least that far, and the frame's caller settles it when
 // its accesses stop (settle).
-CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
-                           bool last_access_was_read, int32_t due) {
+//
+// `W` names the register, or is kAnyRegister to take it from the address.
+// The host compiles one function per register (kPokes below), each
+// with its own case alone and the few registers that case needs saved,
+// where one function of every case saved all of them at each call; the
+// device keeps one out-of-line copy of the whole switch (poke).
+constexpr int kAnyRegister = -1;
+template <int W>
+CULE_REGISTER_ACCESS PokeResult poke_register(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+                                              bool last_access_was_read, int32_t due) {
   uint32_t stall_cycles = 0;
   int32_t new_due = due;
   uint8_t ends = 0;
-  const uint8_t which = address & 0x3F;
+  const uint8_t which = W == kAnyRegister ? address & 0x3F : (uint8_t)W;
   const int32_t clock = (int32_t)(cycles * 3);
   // Past the scanline cap: line (clock - frame start) / 228 > max_scanlines, without the division.
   if ((uint32_t)clock_sub(clock, t.frame_start_clock) >= ((uint32_t)t.config.max_scanlines + 1) * kClocksPerLine) {
@@ -909,6 +921,26 @@ CULE_REGISTER_ACCESS PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, u
   }
   return PokeResult{stall_cycles, new_due, ends};
 }
+
+CULE_HD PokeResult poke(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+                        bool last_access_was_read, int32_t due) {
+  return poke_register<kAnyRegister>(t, frame, address, value, cycles, last_access_was_read, due);
+}
+
+#if !CULE_DEVICE_CODE
+using PokeFunction = PokeResult (*)(Tia&, uint8_t*, uint16_t, uint8_t, uint32_t, bool, int32_t);
+template <int W>
+CULE_IO PokeResult poke_one(Tia& t, uint8_t* frame, uint16_t address, uint8_t value, uint32_t cycles,
+                            bool last_access_was_read, int32_t due) {
+  return poke_register<W>(t, frame, address, value, cycles, last_access_was_read, due);
+}
+template <int... W>
+constexpr std::array<PokeFunction, sizeof...(W)> poke_table(std::integer_sequence<int, W...>) {
+  return {&poke_one<W>...};
+}
+// A write's function by the register's 6 address bits.
+inline constexpr std::array<PokeFunction, 64> kPokes = poke_table(std::make_integer_sequence<int, 64>{});
+#endif
 
 CULE_HD uint8_t input_pin(const Tia& t, int32_t r, uint32_t cycles, uint8_t noise) {
   if (r == kMinResistance) return 0x80 | noise;  // charged at once, even while dumped

@@ -104,14 +104,29 @@ CULE_IO uint8_t io_peek(Machine& m, uint8_t* frame, FrameRecorder* recorder, uin
   return tia::peek(m.tia, frame, address, cycles, data_bus, m.controls.tia, due);
 }
 // A RIOT write's result says nothing but `due`, unchanged.
-CULE_IO tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
-                                uint32_t cycles, bool after_read, int32_t due) {
+#if CULE_DEVICE_CODE
+CULE_IO
+#else
+CULE_RARE
+#endif
+tia::PokeResult io_poke_any(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
+                            uint32_t cycles, bool after_read, int32_t due) {
   if (address & 0x0080) {
     riot::poke(m.riot, address, v, cycles);
     return tia::PokeResult{0, due, 0};
   }
   if (recorder) recorder->write(cycles, address, v, after_read);
   return tia::poke(m.tia, frame, address, v, cycles, after_read, due);
+}
+// On the host a TIA write calls its register's own function (tia::kPokes);
+// RIOT writes and recorded frames take the general path.
+CULE_HOT tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
+                                 uint32_t cycles, bool after_read, int32_t due) {
+#if !CULE_DEVICE_CODE
+  if (CULE_LIKELY(!(address & 0x0080) && !recorder))
+    return tia::kPokes[address & 0x3F](m.tia, frame, address, v, cycles, after_read, due);
+#endif
+  return io_poke_any(m, frame, recorder, address, v, cycles, after_read, due);
 }
 
 // Timer waits. `LDA INTIM; BNE` and its kin (LDX, LDY or BIT of INTIM or
