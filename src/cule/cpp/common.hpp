@@ -58,6 +58,7 @@ typedef long long int64_t;
 #define CULE_PHASE __host__ __device__ __noinline__
 #define CULE_IO __host__ __device__ __forceinline__
 #define CULE_REGISTER_ACCESS __host__ __device__ __noinline__
+#define CULE_CATCH_UP __host__ __device__ __noinline__
 #define CULE_RARE __host__ __device__ __noinline__
 #define CULE_LAMBDA_INLINE
 #else
