@@ -88,7 +88,8 @@ typedef long long int64_t;
 #define CULE_IO inline __attribute__((noinline))
 #endif
 // A chip's register access (tia::poke): one out-of-line copy on the device;
-// on the host inlined into the bus's out-of-line I/O path, one call per access.
+// on the host inlined into out-of-line callers, one call per access (for TIA
+// writes, one function per register: tia::kPokes).
 #define CULE_REGISTER_ACCESS CULE_FORCE_INLINE
 // The TIA's picture catch-up (tia::render_to), called from each register's
 // write: out of line, so a write that draws nothing saves no registers for it.
