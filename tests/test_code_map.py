@@ -2,8 +2,12 @@
 
 The host's threaded loop fetches each opcode through the map: the opcode when
 the instruction's three bytes are plain ROM of the bank in place, else 256,
-which sends the instruction down the ordinary bus. An entry that names a byte
-other than the ROM's would run the wrong instruction; an entry that lets an
+which sends the instruction down the ordinary bus. A store of A, X or Y to a
+zero-page TIA address ($00-$7F, register $00-$2C) has an entry per opcode and
+register instead, 257 + kind * 45 + register, the kinds in the order of
+TIA_STORES. An entry that names a byte other than the ROM's,
+or a register other than the store's, would run the wrong instruction; an
+entry that lets an
 instruction's bytes reach a hotspot or cartridge RAM would skip the bank
 switch or the RAM read. The exactness tests meet the map only where a game's
 code goes; this checks every entry of one game per mapper.
@@ -20,6 +24,8 @@ import pytest
 import cule
 
 OUTSIDE = 256
+TIA_STORES = [0x85, 0x86, 0x84]  # STA, STX, STY zero page
+TIA_REGISTERS = 0x2D  # VSYNC to CXCLR
 RAM_SC = range(0x1000, 0x1100)
 SPECIAL = {
     "2K": [],
@@ -70,7 +76,14 @@ def test_every_entry_is_the_rom_byte_or_outside(mapper):
         assert (m[:0x1000] == OUTSIDE).all(), "an address with A12 clear is never ROM"
         entry = m[0x1000 + offsets]  # what a fetch at each pc of $1000-$1FFF sees
         inside = entry != OUTSIDE
-        assert (entry[inside] == code[b * block + offsets[inside]]).all()
+        at = b * block
+        rom = code[at + offsets].astype(np.int64)
+        address = code[at + ((offsets + 1) & (block - 1))].astype(np.int64)
+        expected = rom.copy()
+        for kind, opcode in enumerate(TIA_STORES):
+            tia = (rom == opcode) & (address < 0x80) & ((address & 0x3F) < TIA_REGISTERS)
+            expected[tia] = OUTSIDE + 1 + kind * TIA_REGISTERS + (address[tia] & 0x3F)
+        assert (entry[inside] == expected[inside]).all()
         assert not (inside & touches).any(), "an instruction in the map reaches a hotspot, RAM or the TIA"
         # What may be in the map mostly is: the map is what makes most fetches cheap.
         assert inside.sum() >= 0.9 * (~touches).sum(), (cart, b, int(inside.sum()), int((~touches).sum()))

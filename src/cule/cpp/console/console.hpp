@@ -185,6 +185,23 @@ CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* loop, Cpu65
   return w;
 }
 
+// The stores the code map gives a label per TIA register: X(kind, opcode,
+// addressing mode, StoreOp). Their address is the instruction's operand.
+// Zero-page stores only: the absolute ones are rare, and 135 more labels
+// cost g++ a register of the frame loop (the status byte went to the stack).
+#define CULE_TIA_STORE_KINDS(X) \
+  X(0, 0x85, Zp, STA) X(1, 0x86, Zp, STX) X(2, 0x84, Zp, STY)
+constexpr uint32_t kTiaStoreKinds = 3;
+// The TIA's write registers, VSYNC ($00) to CXCLR ($2C), each X(register, args...).
+#define CULE_TIA_WRITE_ROW(h, X, ...)                                                                       \
+  X(0x##h##0, __VA_ARGS__) X(0x##h##1, __VA_ARGS__) X(0x##h##2, __VA_ARGS__) X(0x##h##3, __VA_ARGS__)      \
+  X(0x##h##4, __VA_ARGS__) X(0x##h##5, __VA_ARGS__) X(0x##h##6, __VA_ARGS__) X(0x##h##7, __VA_ARGS__)      \
+  X(0x##h##8, __VA_ARGS__) X(0x##h##9, __VA_ARGS__) X(0x##h##A, __VA_ARGS__) X(0x##h##B, __VA_ARGS__)
+#define CULE_TIA_WRITE_REGISTERS(X, ...)                                                                    \
+  CULE_TIA_WRITE_ROW(0, X, __VA_ARGS__) X(0x0C, __VA_ARGS__) X(0x0D, __VA_ARGS__) X(0x0E, __VA_ARGS__)     \
+  X(0x0F, __VA_ARGS__) CULE_TIA_WRITE_ROW(1, X, __VA_ARGS__) X(0x1C, __VA_ARGS__) X(0x1D, __VA_ARGS__)     \
+  X(0x1E, __VA_ARGS__) X(0x1F, __VA_ARGS__) CULE_TIA_WRITE_ROW(2, X, __VA_ARGS__) X(0x2C, __VA_ARGS__)
+
 // The code window: whether the instruction at pc reads its three bytes
 // (opcode and operands) from plain ROM, the common case, which
 // CodeWindow<Cart> runs. A mapper whose every read goes through its peek
@@ -214,6 +231,34 @@ struct CodeMap {
   static constexpr uint32_t kIndexMask = 0x1000u | Cart::kOffsetMask;
   static constexpr uint32_t kEntries = kIndexMask + 1;
   static constexpr uint16_t kOutside = 256;
+  // A store whose bytes name a TIA register (CULE_TIA_STORE_KINDS) has
+  // an entry per kind and register, kTiaStores + kind * kTiaRegisters +
+  // register: its label calls that register's write directly, with no address
+  // decode and no jump through tia::kPokes, and the jump after it predicts
+  // what follows that one write rather than any store of its opcode.
+  static constexpr uint16_t kTiaStores = 257;
+  static constexpr uint32_t kTiaRegisters = tia::reg::CXCLR + 1;
+  static constexpr uint32_t kEntryValues = kTiaStores + kTiaStoreKinds * kTiaRegisters;
+  // The entry of the instruction at `i` (in the window) of a block.
+  CULE_HD static uint16_t entry(const uint8_t* block, uint32_t i) {
+    const uint8_t opcode = block[i & Cart::kOffsetMask];
+    const uint16_t operand = (uint16_t)(block[(i + 1) & Cart::kOffsetMask] | (block[(i + 2) & Cart::kOffsetMask] << 8));
+    int kind = -1;
+    uint16_t address = 0;
+    switch (opcode) {
+#define CULE_TIA_STORE_KIND(k, code, mode, op)                                            \
+  case code:                                                                                \
+    kind = k;                                                                               \
+    address = cpu::Mode::mode == cpu::Mode::Zp ? (uint16_t)(operand & 0xFF) : operand;      \
+    break;
+      CULE_TIA_STORE_KINDS(CULE_TIA_STORE_KIND)
+#undef CULE_TIA_STORE_KIND
+      default: break;
+    }
+    // The bus's decode (ConsoleBus::poke): A12 and A7 clear select the TIA.
+    if (kind < 0 || (address & 0x1080) || (address & 0x3F) >= kTiaRegisters) return opcode;
+    return (uint16_t)(kTiaStores + (uint32_t)kind * kTiaRegisters + (address & 0x3F));
+  }
   // The map of the bank whose bytes start `offset` bytes into the image.
   CULE_HD static const uint16_t* of_bank(const uint16_t* maps, uint32_t offset) {
     return maps + (offset >> 12) * kEntries;
@@ -223,8 +268,7 @@ struct CodeMap {
   CULE_HD static void build(const uint8_t* image, uint32_t bytes, uint16_t* out) {
     for (uint32_t block = 0; block < blocks(bytes); ++block)
       for (uint32_t i = 0; i < kEntries; ++i)
-        out[block * kEntries + i] =
-            in_window((uint16_t)i) ? image[block * 4096u + (i & Cart::kOffsetMask)] : kOutside;
+        out[block * kEntries + i] = in_window((uint16_t)i) ? entry(image + block * 4096u, i) : kOutside;
   }
   CULE_HD static uint32_t blocks(uint32_t bytes) { return !kUsed ? 0 : bytes < 4096 ? 1 : bytes / 4096; }
   CULE_HD static uint32_t entries(uint32_t bytes) { return blocks(bytes) * kEntries; }
@@ -359,6 +403,19 @@ struct ConsoleBus {
 #endif
   }
 
+#if !CULE_DEVICE_CODE
+  // A write the code map knows to be TIA register W's (CodeMap::kTiaStores),
+  // with no recorder: poke's TIA branch without the decode.
+  template <int W>
+  CULE_HOT void poke_tia(uint8_t v) {
+    const tia::PokeResult w = tia::poke_one<W>(m.tia, frame, (uint16_t)W, v, cycles, true, due);
+    cycles += w.stall_cycles();
+    due = w.due();
+    if (w.ends()) halt_after_instruction(w.ends());
+    data_bus = v;
+  }
+#endif
+
   CULE_HOT void tick(uint32_t n) { cycles += n; }
   CULE_HOT void jam() { halt_after_instruction(kHaltJam); }
   CULE_HOT void loop_back(Cpu6507& c) {
@@ -447,6 +504,18 @@ CULE_HOT void run_outside_window(Machine& m, Cpu6507& c, ConsoleBus<Cart>& bus) 
   copy_registers(c, m.cpu);
 }
 
+#if !CULE_DEVICE_CODE
+// The label of a store to TIA register W (CodeMap::kTiaStores), after its
+// base cycles: the store's operand bytes are skipped, not read, since the
+// map holds what they say; a frame being recorded takes the store as usual.
+template <int W, cpu::Mode M, cpu::StoreOp op, class Bus>
+CULE_HOT void store_to_tia(Cpu6507& c, Bus& bus) {
+  if (CULE_UNLIKELY(bus.recorder != nullptr)) return cpu::store_op<M, op>(c, bus);
+  c.pc = (uint16_t)(c.pc + (M == cpu::Mode::Zp ? 1 : 2));
+  bus.template poke_tia<W>(op == cpu::StoreOp::STA ? c.a : op == cpu::StoreOp::STX ? c.x : c.y);
+}
+#endif
+
 namespace console {
 
 // Frame buffers: two per machine (current and previous), each height x 160.
@@ -532,7 +601,12 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       using S = StoreOp;
       using W = ModifyOp;
 #define CULE_HANDLER(code) &&op_##code,
-      static const void* const kHandlers[257] = {CULE_OPCODE_BYTES(CULE_HANDLER) &&outside_map};
+#define CULE_TIA_STORE_HANDLER(w, k, ...) &&tia_store_##k##_##w,
+#define CULE_TIA_STORE_HANDLERS(k, ...) CULE_TIA_WRITE_REGISTERS(CULE_TIA_STORE_HANDLER, k)
+      static const void* const kHandlers[CodeMap<Cart>::kEntryValues] = {
+          CULE_OPCODE_BYTES(CULE_HANDLER) &&outside_map, CULE_TIA_STORE_KINDS(CULE_TIA_STORE_HANDLERS)};
+#undef CULE_TIA_STORE_HANDLERS
+#undef CULE_TIA_STORE_HANDLER
 #undef CULE_HANDLER
       // With a code map the fetch's one load also tests the window (CodeMap).
 #define CULE_DISPATCH()                                                   \
@@ -557,6 +631,15 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   CULE_NEXT();
 #include "chips/opcodes.inc"
 #undef CULE_OPCODE
+#define CULE_TIA_STORE_LABEL(w, k, code, mode, op)    \
+  tia_store_##k##_##w:                                \
+  bus.tick(M::mode == M::Zp ? 3 : 4);                 \
+  store_to_tia<w, M::mode, S::op>(c, bus);            \
+  CULE_NEXT();
+#define CULE_TIA_STORE_LABELS(k, code, mode, op) CULE_TIA_WRITE_REGISTERS(CULE_TIA_STORE_LABEL, k, code, mode, op)
+      CULE_TIA_STORE_KINDS(CULE_TIA_STORE_LABELS)
+#undef CULE_TIA_STORE_LABELS
+#undef CULE_TIA_STORE_LABEL
     outside_map:  // the map's kOutside: the fetch is undone, the instruction runs as below
       --c.pc;
     outside_window:
