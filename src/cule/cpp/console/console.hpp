@@ -191,7 +191,8 @@ CULE_RARE TimerWait skip_timer_wait(const Riot& riot, const uint8_t* loop, Cpu65
 // cost g++ a register of the frame loop (the status byte went to the stack).
 #define CULE_TIA_STORE_KINDS(X) \
   X(0, 0x85, Zp, STA) X(1, 0x86, Zp, STX) X(2, 0x84, Zp, STY)
-constexpr uint32_t kTiaStoreKinds = 3;
+#define CULE_COUNT_ONE(...) +1
+constexpr uint32_t kTiaStoreKinds = 0 CULE_TIA_STORE_KINDS(CULE_COUNT_ONE);
 // The TIA's write registers, VSYNC ($00) to CXCLR ($2C), each X(register, args...).
 #define CULE_TIA_WRITE_ROW(h, X, ...)                                                                       \
   X(0x##h##0, __VA_ARGS__) X(0x##h##1, __VA_ARGS__) X(0x##h##2, __VA_ARGS__) X(0x##h##3, __VA_ARGS__)      \
@@ -201,6 +202,7 @@ constexpr uint32_t kTiaStoreKinds = 3;
   CULE_TIA_WRITE_ROW(0, X, __VA_ARGS__) X(0x0C, __VA_ARGS__) X(0x0D, __VA_ARGS__) X(0x0E, __VA_ARGS__)     \
   X(0x0F, __VA_ARGS__) CULE_TIA_WRITE_ROW(1, X, __VA_ARGS__) X(0x1C, __VA_ARGS__) X(0x1D, __VA_ARGS__)     \
   X(0x1E, __VA_ARGS__) X(0x1F, __VA_ARGS__) CULE_TIA_WRITE_ROW(2, X, __VA_ARGS__) X(0x2C, __VA_ARGS__)
+static_assert(0 CULE_TIA_WRITE_REGISTERS(CULE_COUNT_ONE, _) == tia::reg::CXCLR + 1, "one entry per write register");
 
 // The code window: whether the instruction at pc reads its three bytes
 // (opcode and operands) from plain ROM, the common case, which
@@ -505,11 +507,23 @@ CULE_HOT void run_outside_window(Machine& m, Cpu6507& c, ConsoleBus<Cart>& bus) 
 }
 
 #if !CULE_DEVICE_CODE
-// The label of a store to TIA register W (CodeMap::kTiaStores), after its
-// base cycles: the store's operand bytes are skipped, not read, since the
-// map holds what they say; a frame being recorded takes the store as usual.
-template <int W, cpu::Mode M, cpu::StoreOp op, class Bus>
+// An opcode's base cycles, as opcodes.inc lists them.
+constexpr uint8_t base_cycles(uint8_t opcode) {
+  switch (opcode) {
+#define CULE_OPCODE(code, cycles, ...) \
+  case code: return cycles;
+#include "chips/opcodes.inc"
+#undef CULE_OPCODE
+  }
+  return 0;
+}
+
+// The label of store `code` to TIA register W (CodeMap::kTiaStores): the
+// store's operand bytes are skipped, not read, since the map holds what they
+// say; a frame being recorded takes the store as usual.
+template <int W, uint8_t code, cpu::Mode M, cpu::StoreOp op, class Bus>
 CULE_HOT void store_to_tia(Cpu6507& c, Bus& bus) {
+  bus.tick(base_cycles(code));
   if (CULE_UNLIKELY(bus.recorder != nullptr)) return cpu::store_op<M, op>(c, bus);
   c.pc = (uint16_t)(c.pc + (M == cpu::Mode::Zp ? 1 : 2));
   bus.template poke_tia<W>(op == cpu::StoreOp::STA ? c.a : op == cpu::StoreOp::STX ? c.x : c.y);
@@ -633,8 +647,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #undef CULE_OPCODE
 #define CULE_TIA_STORE_LABEL(w, k, code, mode, op)    \
   tia_store_##k##_##w:                                \
-  bus.tick(M::mode == M::Zp ? 3 : 4);                 \
-  store_to_tia<w, M::mode, S::op>(c, bus);            \
+  store_to_tia<w, code, M::mode, S::op>(c, bus);      \
   CULE_NEXT();
 #define CULE_TIA_STORE_LABELS(k, code, mode, op) CULE_TIA_WRITE_REGISTERS(CULE_TIA_STORE_LABEL, k, code, mode, op)
       CULE_TIA_STORE_KINDS(CULE_TIA_STORE_LABELS)
