@@ -16,6 +16,16 @@ busy. Three regrouping rules are reported:
 Steps in which an environment resets are left out for that environment:
 on the device its reset runs in cule_reset, apart from the stepping warps.
 
+The same run replays the host's threaded dispatch (console::run_frame, whose
+every label ends in its own indirect jump) under cachegrind's model of such
+a jump, which predicts the target it took last (valgrind's
+cachegrind/cg_branchpred.c, aliasing left out), and reports the fraction of
+dispatch jumps mispredicted with one label per code-map entry (the loop
+today), with R copies of every label chosen per ROM byte by the code map
+(R = 4, 8, 16), and with a label per ROM address. Here every instruction of
+the measured steps counts, the environments run one after another as on one
+host thread.
+
     python -m cule.benchmarks.simt                        # pong breakout ms_pacman space_invaders
     python -m cule.benchmarks.simt --games seaquest --steps 100
 """
@@ -110,9 +120,15 @@ def main() -> None:
         rows.append(measure(game, args.envs, args.steps, args.seed, BUILD_CACHE))
         r = rows[-1]
         print(f"{game:16s} active lanes: step {r['step']:.3f}  frame {r['frame']:.3f}  wsync {r['wsync']:.3f}  "
-              f"({r['instructions']:,} instructions, {time.perf_counter() - t0:.0f} s)", flush=True)
+              f"({r['instructions']:,} instructions, {time.perf_counter() - t0:.0f} s); dispatch mispredicted: "
+              + "  ".join(f"{k} {v:.1%}" for k, v in r["mispredicted"].items()), flush=True)
     table = ["| game | step | frame | wsync |", "|---|---|---|---|"]
     table += [f"| {r['game']} | {r['step']:.3f} | {r['frame']:.3f} | {r['wsync']:.3f} |" for r in rows]
+    layouts = list(rows[0]["mispredicted"]) if rows else []
+    table += ["", "Dispatch jumps mispredicted under cachegrind's model, by label layout:", "",
+              "| game | jumps | " + " | ".join(layouts) + " |", "|---|---|" + "---|" * len(layouts)]
+    table += [f"| {r['game']} | {r['dispatch_jumps']:,} | "
+              + " | ".join(f"{r['mispredicted'][k]:.1%}" for k in layouts) + " |" for r in rows]
     meta = dict(date=time.strftime("%Y-%m-%d"), command=" ".join(["python -m cule.benchmarks.simt"] + sys.argv[1:]))
     (out / "simt.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     (out / "simt.md").write_text(f"{meta['date']}, `{meta['command']}`\n\n" + "\n".join(table) + "\n")

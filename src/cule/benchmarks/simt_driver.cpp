@@ -15,6 +15,19 @@
 //          loop per scanline segment would do this).
 // At each lockstep position the active lanes with equal paths run as one
 // warp instruction; lanes with other paths run after them.
+//
+// The same run also replays the host's threaded dispatch under cachegrind's
+// model of an indirect jump (valgrind's cachegrind/cg_branchpred.c: a jump
+// predicts the target it took last; aliasing between jumps is left out).
+// Each label ends in its own jump, so that jump mispredicts when the label
+// run next differs from the one that followed this label's previous run.
+// Label layouts compared, each label keyed by:
+//   opcode:    the code map's entry (an opcode, or a store to one TIA register),
+//              the host's loop today;
+//   copies_R:  the entry and its ROM byte's rank among the equal bytes of its
+//              4K block, modulo R: R copies of every label, which the code
+//              map could choose with no branch;
+//   site:      the instruction's ROM address: a label per address.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -22,6 +35,13 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+namespace cule {
+template <class Cart>
+struct ConsoleBus;
+template <class Cart>
+struct CodeMap;
+}  // namespace cule
 
 namespace simt {
 
@@ -33,9 +53,64 @@ std::vector<uint16_t>* stream = nullptr;  // the running environment's stream, o
 uint16_t pending = 0;                     // the instruction being executed
 bool first_access = true, wsync = false;
 
-void access(uint16_t address, uint8_t value, bool is_write) {
+struct Dispatch {
+  static constexpr int kLayouts = 5;
+  static constexpr const char* kNames[kLayouts] = {"opcode", "copies_4", "copies_8", "copies_16", "site"};
+  static constexpr int kSpan = 1 << 18;  // labels of each layout: below it
+  std::vector<uint8_t> rank;             // per ROM byte: its rank among equal bytes of its 4K block, mod 16
+  std::vector<int32_t> last[kLayouts];   // per label: the label that ran after it last, or -1
+  int32_t previous[kLayouts];
+  long jumps = 0, missed[kLayouts] = {};
+  explicit Dispatch(const std::vector<uint8_t>& image) : rank(image.size()) {
+    for (size_t block = 0; block < image.size(); block += 4096) {
+      uint32_t seen[256] = {};
+      for (size_t i = block; i < image.size() && i < block + 4096; ++i) rank[i] = (uint8_t)(seen[image[i]]++ & 15);
+    }
+    for (int k = 0; k < kLayouts; ++k) last[k].assign(kSpan, -1), previous[k] = -1;
+  }
+  void run(const int32_t (&labels)[kLayouts]) {
+    if (previous[0] >= 0) ++jumps;
+    for (int k = 0; k < kLayouts; ++k) {
+      if (previous[k] >= 0) {
+        int32_t& predicted = last[k][previous[k]];
+        missed[k] += predicted != labels[k];
+        predicted = labels[k];
+      }
+      previous[k] = labels[k];
+    }
+  }
+};
+Dispatch* dispatch = nullptr;
+
+// The labels of the instruction whose opcode `value` was fetched from `address`.
+template <class Cart>
+void fetched(const cule::ConsoleBus<Cart>& bus, uint16_t address, uint8_t value) {
+  using Map = cule::CodeMap<Cart>;
+  int32_t labels[Dispatch::kLayouts];
+  if (address & 0x1000) {
+    const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
+    const uint32_t site = (uint32_t)(bus.direct_page(offset) - bus.image) + (offset & bus.kPageMask);
+    const int32_t entry = Map::entry(bus.image + (site & ~0xFFFu), address & Map::kIndexMask);
+    const int32_t r = dispatch->rank[site];
+    labels[0] = entry;
+    labels[1] = entry * 16 + (r & 3);
+    labels[2] = entry * 16 + (r & 7);
+    labels[3] = entry * 16 + r;
+    labels[4] = 1024 + (int32_t)site;
+  } else {  // code in RAM: one label per opcode in every layout
+    labels[0] = labels[4] = value;
+    labels[1] = labels[2] = labels[3] = value * 16;
+  }
+  dispatch->run(labels);
+}
+
+template <class Bus>
+void access(const Bus& bus, uint16_t address, uint8_t value, bool is_write) {
   if (!stream) return;
-  if (first_access) pending = value;  // the opcode fetch
+  if (first_access) {  // the opcode fetch
+    pending = value;
+    fetched(bus, address, value);
+  }
   first_access = false;
   if (address & 0x1000) pending |= kCart;
   else if ((address & 0x0280) == 0x0080) pending |= kRam;
@@ -59,7 +134,7 @@ void frame() {
 
 }  // namespace simt
 
-#define CULE_TRACE_ACCESS(bus, address, value, is_write) simt::access((address), (value), (is_write))
+#define CULE_TRACE_ACCESS(bus, address, value, is_write) simt::access((bus), (address), (value), (is_write))
 #define CULE_TRACE_INSTRUCTION() simt::instruction()
 #define CULE_TRACE_FRAME() simt::frame()
 
@@ -173,6 +248,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < envs; ++i) ids[i] = i, seeds[i] = (int64_t)num("seed") + i;
   emu.vector_run(ids.data(), envs, nullptr, seeds.data(), true, 1);
 
+  simt::Dispatch dispatch(image);
+  simt::dispatch = &dispatch;
   std::mt19937 rng((uint32_t)num("seed"));
   Tally by_step, by_frame, by_wsync;
   long frames = 0, instructions = 0, skipped = 0;
@@ -200,8 +277,12 @@ int main(int argc, char** argv) {
     replay(streams, [](uint16_t) { return true; }, by_wsync);
   }
   std::printf("{\"envs\": %d, \"steps\": %d, \"frames\": %ld, \"instructions\": %ld, \"reset_steps_left_out\": %ld, "
-              "\"step\": %.4f, \"frame\": %.4f, \"wsync\": %.4f}\n",
+              "\"step\": %.4f, \"frame\": %.4f, \"wsync\": %.4f, \"dispatch_jumps\": %ld, \"mispredicted\": {",
               envs, steps, frames, instructions, skipped, by_step.fraction(), by_frame.fraction(),
-              by_wsync.fraction());
+              by_wsync.fraction(), dispatch.jumps);
+  for (int k = 0; k < simt::Dispatch::kLayouts; ++k)
+    std::printf("%s\"%s\": %.4f", k ? ", " : "", simt::Dispatch::kNames[k],
+                dispatch.jumps ? (double)dispatch.missed[k] / (double)dispatch.jumps : 0.0);
+  std::printf("}}\n");
   return 0;
 }
