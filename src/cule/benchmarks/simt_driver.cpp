@@ -54,17 +54,25 @@ uint16_t pending = 0;                     // the instruction being executed
 bool first_access = true, wsync = false;
 
 struct Dispatch {
-  static constexpr int kLayouts = 5;
-  static constexpr const char* kNames[kLayouts] = {"opcode", "copies_4", "copies_8", "copies_16", "site"};
+  static constexpr int kCopies[] = {4, 8, 16};  // the copies_R layouts; each divides the last
+  static constexpr int kMostCopies = kCopies[sizeof kCopies / sizeof kCopies[0] - 1];
+  // Layout 0 is opcode, 1 to 3 copies_R in kCopies' order, the last site.
+  static constexpr int kLayouts = 2 + (int)(sizeof kCopies / sizeof kCopies[0]);
   static constexpr int kSpan = 1 << 18;  // labels of each layout: below it
-  std::vector<uint8_t> rank;             // per ROM byte: its rank among equal bytes of its 4K block, mod 16
+  std::vector<uint8_t> rank;             // per ROM byte: its rank among equal bytes of its 4K block, mod kMostCopies
   std::vector<int32_t> last[kLayouts];   // per label: the label that ran after it last, or -1
   int32_t previous[kLayouts];
   long jumps = 0, missed[kLayouts] = {};
+  static std::string name(int layout) {
+    if (layout == 0) return "opcode";
+    if (layout == kLayouts - 1) return "site";
+    return "copies_" + std::to_string(kCopies[layout - 1]);
+  }
   explicit Dispatch(const std::vector<uint8_t>& image) : rank(image.size()) {
     for (size_t block = 0; block < image.size(); block += 4096) {
       uint32_t seen[256] = {};
-      for (size_t i = block; i < image.size() && i < block + 4096; ++i) rank[i] = (uint8_t)(seen[image[i]]++ & 15);
+      for (size_t i = block; i < image.size() && i < block + 4096; ++i)
+        rank[i] = (uint8_t)(seen[image[i]]++ % kMostCopies);
     }
     for (int k = 0; k < kLayouts; ++k) last[k].assign(kSpan, -1), previous[k] = -1;
   }
@@ -91,15 +99,13 @@ void fetched(const cule::ConsoleBus<Cart>& bus, uint16_t address, uint8_t value)
     const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
     const uint32_t site = (uint32_t)(bus.direct_page(offset) - bus.image) + (offset & bus.kPageMask);
     const int32_t entry = Map::entry(bus.image + (site & ~0xFFFu), address & Map::kIndexMask);
-    const int32_t r = dispatch->rank[site];
     labels[0] = entry;
-    labels[1] = entry * 16 + (r & 3);
-    labels[2] = entry * 16 + (r & 7);
-    labels[3] = entry * 16 + r;
-    labels[4] = 1024 + (int32_t)site;
+    for (int k = 1; k < Dispatch::kLayouts - 1; ++k)
+      labels[k] = entry * Dispatch::kMostCopies + dispatch->rank[site] % Dispatch::kCopies[k - 1];
+    labels[Dispatch::kLayouts - 1] = 1024 + (int32_t)site;
   } else {  // code in RAM: one label per opcode in every layout
-    labels[0] = labels[4] = value;
-    labels[1] = labels[2] = labels[3] = value * 16;
+    for (int k = 0; k < Dispatch::kLayouts; ++k)
+      labels[k] = k == 0 || k == Dispatch::kLayouts - 1 ? value : value * Dispatch::kMostCopies;
   }
   dispatch->run(labels);
 }
@@ -281,7 +287,7 @@ int main(int argc, char** argv) {
               envs, steps, frames, instructions, skipped, by_step.fraction(), by_frame.fraction(),
               by_wsync.fraction(), dispatch.jumps);
   for (int k = 0; k < simt::Dispatch::kLayouts; ++k)
-    std::printf("%s\"%s\": %.4f", k ? ", " : "", simt::Dispatch::kNames[k],
+    std::printf("%s\"%s\": %.4f", k ? ", " : "", simt::Dispatch::name(k).c_str(),
                 dispatch.jumps ? (double)dispatch.missed[k] / (double)dispatch.jumps : 0.0);
   std::printf("}}\n");
   return 0;
