@@ -16,6 +16,7 @@ def run(*args):
     (["--memory", "0"], "positive numbers"),
     (["--memory", "16", "--llc-mb", "24"], "power of two"),
     (["--steps", "8", "3"], "LONG > SHORT"),
+    (["--cule-from", "/nonexistent"], "no cule package there"),
 ])
 def test_bad_arguments_say_what_to_change(args, message):
     done = run(*args)
@@ -80,3 +81,28 @@ def test_branch_counts_are_per_step_and_split_by_stage(tmp_path):
 def test_the_handlers_of_the_threaded_dispatch_count_as_the_cpu_core():
     assert instructions.stage_of("/src/cule/cpp/chips/opcodes.inc:cule::console::run_frame<cule::Cart2K>") == \
         "cpu core (decode, dispatch, ALU)"
+
+
+def test_children_hash_strings_alike():
+    """Python's random string hashing moved cachegrind's simulated branch history between two runs of the same
+    code; the children fix the seed so that a difference of two runs is the steps' alone."""
+    code = "print(hash('pong'), sorted({'a', 'b', 'c'}) == list({'a', 'b', 'c'}))"
+    outs = {subprocess.run([sys.executable, "-c", code], env=instructions.child_env(), capture_output=True,
+                           text=True, check=True).stdout for _ in range(3)}
+    assert len(outs) == 1
+
+
+def test_cule_from_imports_the_other_build(monkeypatch, tmp_path):
+    """--cule-from: cule's child imports the package in that folder, not the installed (editable) one."""
+    (tmp_path / "cule").mkdir()
+    (tmp_path / "cule" / "__init__.py").write_text("WHERE = 'other build'\n")
+    monkeypatch.setattr(instructions, "CULE_FROM", str(tmp_path))
+    prologue = instructions.CULE_CHILD.split("import numpy")[0]
+    done = subprocess.run([sys.executable, "-c", prologue + "import cule; print(cule.WHERE, cule.__file__)"],
+                          env=instructions.child_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("other build " + str(tmp_path))
+    monkeypatch.setattr(instructions, "CULE_FROM", None)
+    done = subprocess.run([sys.executable, "-c", prologue + "import cule; print(hasattr(cule, 'WHERE'))"],
+                          env=instructions.child_env(), capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

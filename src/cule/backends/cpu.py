@@ -55,7 +55,7 @@ class CpuBackend(Backend):
     def gather(self, ids, same_step):
         # the step's threads copy the results too, unless a step may be running on them in the background
         obs, final, outputs = self.emulator.results(ids, self.obs_shape, same_step, self._executor is None)
-        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
+        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
                           None if final is None else torch.from_numpy(final))
 
     def screens(self):

@@ -70,7 +70,13 @@ GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 # moves the difference by up to 0.1M instructions a step between runs.
 
 CULE_CHILD = """
-import gc, sys, numpy as np, torch, cule
+import gc, os, sys
+if os.environ.get("CULE_BENCH_FROM"):  # --cule-from: drop finders that would import the installed cule
+    import importlib.machinery
+    sys.meta_path[:] = [f for f in sys.meta_path if f is importlib.machinery.PathFinder
+                        or not hasattr(f, "find_spec") or f.find_spec("cule", None) is None]
+    sys.path.insert(0, os.environ["CULE_BENCH_FROM"])
+import numpy as np, torch, cule
 game, steps = sys.argv[1], int(sys.argv[2])
 envs, threads = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 3 else (1, 1)
 env = cule.AtariVectorEnv(game, envs, num_threads=threads)
@@ -146,12 +152,25 @@ STAGES = [
 ]
 
 
+def child_env() -> dict[str, str]:
+    """The children's environment: one BLAS/OpenMP thread (a pool's spinning is timed, not counted work) and a
+    fixed string hash. With Python's random hash seed each process walks its dicts and sets in another order
+    from start-up on, which moves cachegrind's global branch history and so its simulated mispredicts: two runs
+    of the same code differed by thousands a step. With the seed fixed, two identical runs agree to a few."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0"}
+    env.pop("CULE_BENCH_FROM", None)
+    return {**env, "CULE_BENCH_FROM": CULE_FROM} if CULE_FROM else env
+
+
+CULE_FROM: str | None = None  # --cule-from: the folder cule's children import cule from
+
+
 def callgrind(code: str, game: str, steps: int, out: Path, *extra: int) -> int:
     """Instructions of one child run, all threads (the total callgrind reports)."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", code, game,
            str(steps), *map(str, extra)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
         raise RuntimeError(f"callgrind run failed ({' '.join(cmd[:3])} ...):\n{done.stderr[-2000:]}")
     for line in out.read_text(errors="replace").splitlines():
@@ -217,8 +236,7 @@ def cachegrind(code: str, game: str, steps: int, out: Path, llc_mb: int, *extra:
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", *([f"--LL={llc_mb << 20},16,64"] if llc_mb else []),
            *(["--branch-sim=yes"] if branches else []),
            f"--cachegrind-out-file={out}", sys.executable, "-c", code, game, str(steps), *map(str, extra)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
         raise RuntimeError(f"cachegrind run failed ({' '.join(cmd[:4])} ...):\n{done.stderr[-2000:]}")
     events = None
@@ -378,8 +396,17 @@ def main() -> None:
     parser.add_argument("--branches", action="store_true",
                         help="instead: branches, simulated mispredicts and D1 misses per step, cule and ALE, with "
                              "cule's mispredicts by stage (cachegrind)")
+    parser.add_argument("--cule-from", metavar="DIR",
+                        help="cule's side imports cule from DIR, another build installed there with `pip install "
+                             "--target DIR <checkout>`, so two commits are counted by the same children (ALE's side "
+                             "is unchanged)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
+    global CULE_FROM
+    if args.cule_from:
+        if not (Path(args.cule_from) / "cule" / "__init__.py").is_file():
+            parser.error(f"--cule-from {args.cule_from}: no cule package there (pip install --target DIR <checkout>)")
+        CULE_FROM = str(Path(args.cule_from).resolve())
     if args.steps[1] <= args.steps[0]:
         parser.error("--steps SHORT LONG needs LONG > SHORT")
     if args.envs < 1 or (args.threads and min(args.threads) < 1) or (args.memory and min(args.memory) < 1):

@@ -119,12 +119,21 @@ tia::PokeResult io_poke_any(Machine& m, uint8_t* frame, FrameRecorder* recorder,
   return tia::poke(m.tia, frame, address, v, cycles, after_read, due);
 }
 // On the host a TIA write calls its register's own function (tia::kPokes);
-// RIOT writes and recorded frames take the general path.
+// RIOT writes and recorded frames take the general path. The three enable
+// registers are reached by direct calls: kernels that point the stack at
+// them write ENABL, ENAM1 and ENAM0 in turn from one PHP, and one jump
+// through the table, which predicts its last target, missed every time
+// (pong: 1,156 a step, all of them).
 CULE_HOT tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
                                  uint32_t cycles, bool after_read, int32_t due) {
 #if !CULE_DEVICE_CODE
-  if (CULE_LIKELY(!(address & 0x0080) && !recorder))
-    return tia::kPokes[address & 0x3F](m.tia, frame, address, v, cycles, after_read, due);
+  if (CULE_LIKELY(!(address & 0x0080) && !recorder)) {
+    const uint8_t r = address & 0x3F;
+    if (r == tia::reg::ENABL) return tia::poke_one<tia::reg::ENABL>(m.tia, frame, address, v, cycles, after_read, due);
+    if (r == tia::reg::ENAM1) return tia::poke_one<tia::reg::ENAM1>(m.tia, frame, address, v, cycles, after_read, due);
+    if (r == tia::reg::ENAM0) return tia::poke_one<tia::reg::ENAM0>(m.tia, frame, address, v, cycles, after_read, due);
+    return tia::kPokes[r](m.tia, frame, address, v, cycles, after_read, due);
+  }
 #endif
   return io_poke_any(m, frame, recorder, address, v, cycles, after_read, due);
 }
