@@ -85,8 +85,9 @@ class AtariEnv(gymnasium.Env):
             raise gymnasium.error.ResetNeeded("call reset() before step()")
         if not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
-        obs, reward, terminated, truncated, info = self.vector.step(np.array([action], dtype=np.int64))
-        return (self._obs(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), self._info(info))
+        r = self.vector._step_arrays(np.array([action], dtype=np.int64))
+        return (self._obs(r.obs), float(r.rewards[0]), bool(r.terminated[0]), bool(r.truncated[0]),
+                self._info(vars(r)))
 
     def render(self):
         if self.render_mode == "rgb_array":
@@ -101,11 +102,12 @@ class AtariEnv(gymnasium.Env):
         self.vector.close()
 
     def _obs(self, obs) -> np.ndarray:
-        return self.vector.get_ram()[0].numpy() if self.obs_type == "ram" else obs[0].numpy()
+        return self.vector.get_ram()[0].numpy() if self.obs_type == "ram" else np.asarray(obs)[0]
 
     @staticmethod
-    def _info(info) -> dict:
-        return {name: int(info[name][0]) for name in INFO_OUTPUTS}
+    def _info(outputs) -> dict:
+        """ale-py's info from the step's outputs by name (tensors at a reset, numpy arrays at a step)."""
+        return {name: int(outputs[name][0]) for name in INFO_OUTPUTS}
 
 
 def make_vec(game: str, num_envs: int = 1, **kwargs) -> AtariVectorEnv:

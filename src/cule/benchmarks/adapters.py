@@ -144,6 +144,46 @@ class AleLoopEnv(Env):
         return np.array([ale.getFrameNumber() for ale in self.ales])
 
 
+class GymnasiumEnv(Env):
+    """One `gymnasium.make("<namespace>/<Game>-v5")` env, as a gymnasium user steps it: cule's ("cule") or
+    ale-py's ("ALE"), v5 settings (RGB frames, sticky actions 0.25), one int action per step from Python,
+    reset when an episode ends. obs is the env's own frame (not preprocessed)."""
+
+    def __init__(self, game, n, threads, namespace: str = "cule"):
+        import gymnasium
+
+        import cule
+        from cule.atari_env import env_name
+
+        if n != 1:
+            raise ValueError(f"a gymnasium env is one environment (got n={n})")
+        super().__init__(game, 1, threads)
+        if namespace == "ALE":
+            import ale_py
+
+            gymnasium.register_envs(ale_py)
+        else:
+            cule.register_envs()
+        self.env = gymnasium.make(f"{namespace}/{env_name(game)}-v5")
+        self.num_actions = int(self.env.action_space.n)
+
+    def reset(self, seed):
+        obs, self.info = self.env.reset(seed=seed)
+        return torch.from_numpy(obs)[None]
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, self.info = self.env.step(int(actions[0]))
+        if terminated or truncated:
+            self.env.reset()
+        return torch.from_numpy(obs)[None], torch.tensor([float(reward)]), torch.tensor([terminated or truncated])
+
+    def frame_numbers(self):
+        return np.array([self.info["frame_number"]])
+
+    def close(self):
+        self.env.close()
+
+
 class EnvPoolEnv(Env):
     def __init__(self, game, n, threads):
         import envpool

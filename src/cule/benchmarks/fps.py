@@ -10,6 +10,10 @@ no-ops, FIRE reset, reward clipping) and random actions:
   single: one cule thread stepping envs vs one ale_py.ALEInterface with
           frame_skip 4 in a Python loop (a frame count both emulate).
 
+With ``--gymnasium`` it compares what a gymnasium user steps instead: one
+``gymnasium.make("cule/<Game>-v5")`` against one ``gymnasium.make("ALE/<Game>-v5")``
+(RGB frames, sticky actions, one int action per step from Python).
+
 Each measurement records emulated frames (steps x frameskip x envs), wall
 seconds and the process's CPU seconds (all threads). cule and ale-py
 alternate ``--repeats`` times (default 5); each alternation gives a ratio
@@ -25,6 +29,7 @@ games drawn at random from the 104 (games nobody tuned for), reported beside
     python -m cule.benchmarks.fps --games pong --envs 8 32 --repeats 7
     python -m cule.benchmarks.fps --draw 10 --seed 2026  # plus 10 random games; the seed is recorded
     python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
+    python -m cule.benchmarks.fps --gymnasium         # one gymnasium env each, v5 settings
 """
 from __future__ import annotations
 
@@ -88,6 +93,12 @@ def compare(make_ours, make_theirs, steps: int, repeats: int) -> dict:
                 cpu_ratio=statistics.median(ratios["cpu"]), cpu_ratio_spread=[min(ratios["cpu"]), max(ratios["cpu"])])
 
 
+def print_row(r: dict) -> None:
+    print(f"{r['kind']:8s} {r['game']:15s} {r['envs']:4d} {r['cule_fps']:9.0f} {r['ale_fps']:10.0f} "
+          f"{r['ratio']:6.2f} ({r['ratio_spread'][0]:.2f}-{r['ratio_spread'][1]:.2f}) "
+          f"{r['cpu_ratio']:6.2f} ({r['cpu_ratio_spread'][0]:.2f}-{r['cpu_ratio_spread'][1]:.2f})", flush=True)
+
+
 def drawn_games(count: int, seed: int, exclude: list[str]) -> list[str]:
     """`count` games drawn without replacement from the 104, none of `exclude`, reproducibly from `seed`."""
     pool = [g for g in cule.list_games() if g not in exclude]
@@ -127,6 +138,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the random draw's seed (recorded in fps.json)")
     add_output_dir(parser, "fps")
     parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
+    parser.add_argument("--gymnasium", action="store_true",
+                        help="instead: one gymnasium.make('cule/<Game>-v5') against one gymnasium.make('ALE/<Game>-v5') "
+                             "per game (v5 settings, int actions from Python); --envs and --threads are not used")
     parser.add_argument("--replot", action="store_true", help="instead: redraw fps.png from --output-dir's fps.json")
     args = parser.parse_args()
     out = Path(args.output_dir)
@@ -147,6 +161,12 @@ def main() -> None:
     print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} "
           f"{'wall ratio (spread)':>20s} {'cpu ratio (spread)':>19s}", flush=True)
     for game in list(args.games) + drawn:
+        if args.gymnasium:
+            row = compare(lambda: adapters.GymnasiumEnv(game, 1, 1, "cule"),
+                          lambda: adapters.GymnasiumEnv(game, 1, 1, "ALE"), args.steps, args.repeats)
+            rows.append(dict(kind="gymnasium", game=game, envs=1, threads=1, drawn=game in drawn, **row))
+            print_row(rows[-1])
+            continue
         for n in args.envs:
             steps = steps_for(n, args.steps)
             row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads),
@@ -156,12 +176,9 @@ def main() -> None:
                       lambda: adapters.AleLoopEnv(game, 1, 1, screens=False), args.steps, args.repeats)
         rows.append(dict(kind="single", game=game, envs=4, threads=1, drawn=game in drawn, **row))
         for r in rows[-len(args.envs) - 1:]:
-            print(f"{r['kind']:8s} {r['game']:15s} {r['envs']:4d} {r['cule_fps']:9.0f} {r['ale_fps']:10.0f} "
-                  f"{r['ratio']:6.2f} ({r['ratio_spread'][0]:.2f}-{r['ratio_spread'][1]:.2f}) "
-                  f"{r['cpu_ratio']:6.2f} ({r['cpu_ratio_spread'][0]:.2f}-{r['cpu_ratio_spread'][1]:.2f})",
-                  flush=True)
+            print_row(r)
     for label, chosen in (("benchmark games", False), (f"{len(drawn)} drawn games (seed {args.seed})", True)):
-        for kind, target in (("vector", 2.0), ("single", 1.5)):
+        for kind, target in (("vector", 2.0), ("single", 1.5), ("gymnasium", 1.5)):
             picked = [r for r in rows if r["kind"] == kind and r["drawn"] == chosen]
             if picked:
                 wall, cpu = [r["ratio"] for r in picked], [r["cpu_ratio"] for r in picked]
@@ -170,7 +187,8 @@ def main() -> None:
                       f"{float(np.exp(np.mean(np.log(wall)))):.2f} (target {target})")
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
-                steps=args.steps, repeats=args.repeats, draw=args.draw, seed=args.seed, drawn=drawn,
+                steps=args.steps, gymnasium=args.gymnasium, repeats=args.repeats, draw=args.draw, seed=args.seed,
+                drawn=drawn,
                 date=time.strftime("%Y-%m-%d"))
     with open(out / "fps.json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)
@@ -190,7 +208,8 @@ def plot(rows: list[dict], path: str, parser: argparse.ArgumentParser) -> None:
     ax.bar(x + 0.2, [r["ale_fps"] for r in rows], 0.4, label="ale-py")
     ax.set_xticks(x, labels, fontsize=7, rotation=35, ha="right")
     ax.set_ylabel("emulated frames / s")
-    ax.set_title("cule vs ale-py on this CPU (vector: AtariVectorEnv, envs x threads; single: vs ALEInterface)",
+    ax.set_title("cule vs ale-py on this CPU (vector: AtariVectorEnv, envs x threads; single: vs ALEInterface; "
+                 "gymnasium: one v5 env each)",
                  fontsize=9)
     ax.legend()
     fig.tight_layout()

@@ -1,0 +1,38 @@
+"""python -m cule.benchmarks.fps --gymnasium: one gymnasium env of cule's against one of ale-py's."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from cule.benchmarks import adapters
+
+
+@pytest.mark.parametrize("namespace", ["cule", "ALE"])
+def test_gymnasium_adapter_steps_one_v5_env(namespace):
+    env = adapters.GymnasiumEnv("pong", 1, 1, namespace)
+    obs = env.reset(0)
+    assert obs.shape == (1, 210, 160, 3)
+    for _ in range(3):
+        obs, reward, done = env.step(torch.tensor([1]))
+    assert obs.shape == (1, 210, 160, 3) and reward.shape == done.shape == (1,)
+    np.testing.assert_array_equal(env.frame_numbers(), [3 * env.frameskip])  # v5: frameskip 4
+    env.close()
+
+
+def test_gymnasium_adapter_is_one_env():
+    with pytest.raises(ValueError, match="one environment"):
+        adapters.GymnasiumEnv("pong", 2, 1)
+
+
+def test_gymnasium_comparison_writes_its_rows(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", "--gymnasium", "--games", "pong", "--steps",
+                           "20", "--repeats", "1", "--output-dir", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "fps.json").read_text())
+    assert data["meta"]["gymnasium"] is True
+    [row] = data["rows"]
+    assert row["kind"] == "gymnasium" and row["game"] == "pong" and row["envs"] == 1
+    assert row["cpu_ratio"] == pytest.approx(row["ale_cpu_us"] / row["cule_cpu_us"])
