@@ -188,8 +188,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
                 steps=args.steps, gymnasium=args.gymnasium, repeats=args.repeats, draw=args.draw, seed=args.seed,
-                drawn=drawn,
-                date=time.strftime("%Y-%m-%d"))
+                drawn=drawn, date=time.strftime("%Y-%m-%d"))
     with open(out / "fps.json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)
     plot(rows, out / "fps.png", parser)

@@ -121,9 +121,9 @@ tia::PokeResult io_poke_any(Machine& m, uint8_t* frame, FrameRecorder* recorder,
 // On the host a TIA write calls its register's own function (tia::kPokes);
 // RIOT writes and recorded frames take the general path. The three enable
 // registers are reached by direct calls: kernels that point the stack at
-// them write ENABL, ENAM1 and ENAM0 in turn from one PHP, and one jump
-// through the table, which predicts its last target, missed every time
-// (pong: 1,156 a step, all of them).
+// them write ENABL, ENAM1 and ENAM0 in turn from one PHP instruction, and
+// one jump through the table, which predicts its last target, missed every
+// time (pong: 1,156 a step, all of them).
 CULE_HOT tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
                                  uint32_t cycles, bool after_read, int32_t due) {
 #if !CULE_DEVICE_CODE
