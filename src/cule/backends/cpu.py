@@ -53,17 +53,18 @@ class CpuBackend(Backend):
         return self._executor.submit(self.emulator.vector_run, *args)
 
     def gather(self, ids, same_step):
-        return StepResult(*(None if a is None else torch.from_numpy(a) for a in self._results(ids, same_step)))
+        obs, final, outputs = self._results(ids, same_step)
+        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
+                          None if final is None else torch.from_numpy(final))
 
     def gather_arrays(self, ids, same_step):
         """gather() as the fresh numpy arrays the tensors wrap: for cule.AtariEnv, whose outputs are numpy."""
-        return StepResult(*self._results(ids, same_step))
+        obs, final, outputs = self._results(ids, same_step)
+        return StepResult(obs, *outputs, ids.copy(), final)
 
-    def _results(self, ids, same_step) -> tuple:
-        """StepResult's fields as numpy arrays (final_obs None outside SameStep mode)."""
+    def _results(self, ids, same_step):
         # the step's threads copy the results too, unless a step may be running on them in the background
-        obs, final, outputs = self.emulator.results(ids, self.obs_shape, same_step, self._executor is None)
-        return (obs, *outputs, ids.copy(), final)
+        return self.emulator.results(ids, self.obs_shape, same_step, self._executor is None)
 
     def screens(self):
         return torch.from_numpy(self.emulator.observe()[0])
