@@ -54,7 +54,9 @@ class CpuBackend(Backend):
 
     def gather(self, ids, same_step):
         obs, final, outputs = self._results(ids, same_step)
-        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids.copy()),
+        # torch's copy of the ids, not numpy's: torch allocates on 64 bytes, which XLA's CPU client needs to take
+        # a buffer without a copy (cule.jax)
+        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
                           None if final is None else torch.from_numpy(final))
 
     def gather_arrays(self, ids, same_step):
