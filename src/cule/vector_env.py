@@ -212,15 +212,18 @@ class AtariVectorEnv(VectorEnv):
     def recv(self):
         """The next batch_size environments' (obs, rewards, terminated, truncated, info)."""
         self._check_open()
-        self._queue.wait_for_batch()
-        return self._gather(self._queue.take())
+        return self._gather(self._next_batch())
 
     def _step_arrays(self, actions):
         """step() on the CPU backend, its results as a StepResult of numpy arrays, no tensors made: for
         cule.AtariEnv, whose outputs are numpy (a tenth of its step went to making and reading tensors)."""
         self.send(actions)
+        return self.backend.gather_arrays(self._next_batch(), self._same_step)
+
+    def _next_batch(self) -> np.ndarray:
+        """The ids of the next batch_size environments once they are stepped."""
         self._queue.wait_for_batch()
-        return self.backend.gather_arrays(self._queue.take(), self._same_step)
+        return self._queue.take()
 
     def close(self, **kwargs):
         if self.backend is not None:

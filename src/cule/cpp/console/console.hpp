@@ -118,6 +118,19 @@ tia::PokeResult io_poke_any(Machine& m, uint8_t* frame, FrameRecorder* recorder,
   if (recorder) recorder->write(cycles, address, v, after_read);
   return tia::poke(m.tia, frame, address, v, cycles, after_read, due);
 }
+#if !CULE_DEVICE_CODE
+// TIA register r's write: a direct call if r is one of W (tested in order),
+// else the jump through tia::kPokes.
+template <int W, int... Rest>
+CULE_HOT tia::PokeResult poke_register_of(uint8_t r, Tia& t, uint8_t* frame, uint16_t address, uint8_t v,
+                                          uint32_t cycles, bool after_read, int32_t due) {
+  if (r == W) return tia::poke_one<W>(t, frame, address, v, cycles, after_read, due);
+  if constexpr (sizeof...(Rest) > 0)
+    return poke_register_of<Rest...>(r, t, frame, address, v, cycles, after_read, due);
+  else
+    return tia::kPokes[r](t, frame, address, v, cycles, after_read, due);
+}
+#endif
 // On the host a TIA write calls its register's own function (tia::kPokes);
 // RIOT writes and recorded frames take the general path. The three enable
 // registers are reached by direct calls: kernels that point the stack at
@@ -127,13 +140,9 @@ tia::PokeResult io_poke_any(Machine& m, uint8_t* frame, FrameRecorder* recorder,
 CULE_HOT tia::PokeResult io_poke(Machine& m, uint8_t* frame, FrameRecorder* recorder, uint16_t address, uint8_t v,
                                  uint32_t cycles, bool after_read, int32_t due) {
 #if !CULE_DEVICE_CODE
-  if (CULE_LIKELY(!(address & 0x0080) && !recorder)) {
-    const uint8_t r = address & 0x3F;
-    if (r == tia::reg::ENABL) return tia::poke_one<tia::reg::ENABL>(m.tia, frame, address, v, cycles, after_read, due);
-    if (r == tia::reg::ENAM1) return tia::poke_one<tia::reg::ENAM1>(m.tia, frame, address, v, cycles, after_read, due);
-    if (r == tia::reg::ENAM0) return tia::poke_one<tia::reg::ENAM0>(m.tia, frame, address, v, cycles, after_read, due);
-    return tia::kPokes[r](m.tia, frame, address, v, cycles, after_read, due);
-  }
+  if (CULE_LIKELY(!(address & 0x0080) && !recorder))
+    return poke_register_of<tia::reg::ENABL, tia::reg::ENAM1, tia::reg::ENAM0>(address & 0x3F, m.tia, frame, address,
+                                                                              v, cycles, after_read, due);
 #endif
   return io_poke_any(m, frame, recorder, address, v, cycles, after_read, due);
 }
