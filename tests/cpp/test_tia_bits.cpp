@@ -1,7 +1,8 @@
 // C++ checks of the TIA's object bitsets (chips/tia.hpp) against a
 // per-pixel reading of Stella's computePlayerMaskTable (TIA.cxx): for every NUSIZ mode,
 // position, graphics byte and width, the pixels a player, missile or ball
-// lights, with the copies at +0/+16/+32/+64 and the wrap at pixel 160.
+// lights, with the copies at +0/+16/+32/+64 and the wrap at pixel 160; and
+// every piece of a line (span_bits) against the pixels it covers.
 #include <cstdio>
 
 #include "chips/tia.hpp"
@@ -75,9 +76,19 @@ static void test_missiles_and_ball() {
       }
 }
 
+static void test_spans() {
+  for (int x = 0; x <= 160; ++x)
+    for (int count = 0; x + count <= 160; ++count) {
+      Pixels want;
+      for (int i = x; i < x + count; ++i) want.light(i);
+      if (!same(tia::span_bits(x, count), want, "span", 0, x, count)) return;
+    }
+}
+
 int main() {
   test_players();
   test_missiles_and_ball();
+  test_spans();
   if (g_failures) {
     std::fprintf(stderr, "%d checks failed\n", g_failures);
     return 1;

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -54,13 +55,16 @@ DRIVER = Path(__file__).resolve().parent / "simt_driver.cpp"
 CXX = os.environ.get("CXX", "g++")
 
 
+# The vector env's default (ale-py's): no sticky actions.
+STICKY = inspect.signature(cule.AtariVectorEnv).parameters["repeat_action_probability"].default
+
 # The per-game drivers, kept between runs (their names carry a digest of the sources).
 BUILD_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "cule" / "simt"
 
 
-def build(game: str, cart: str, cache: Path) -> Path:
-    """The driver for one game, compiled once per source version (kept in `cache`)."""
-    flags = ["-std=c++17", "-O2", f"-I{CORE_HEADERS}", f"-DCULE_SIMT_CART_TYPE=cule::CartType::k{cart}",
+def build(game: str, cart: str, cache: Path, options: tuple = ("-O2",)) -> Path:
+    """The driver for one game, compiled once per source version and options (kept in `cache`)."""
+    flags = ["-std=c++17", *options, f"-I{CORE_HEADERS}", f"-DCULE_SIMT_CART_TYPE=cule::CartType::k{cart}",
              f"-DCULE_SIMT_GAME={game_type(game)}"]
     digest = hashlib.sha256(" ".join([CXX] + flags).encode())
     for path in sorted([DRIVER, *CORE_HEADERS.rglob("*.hpp"), *CORE_HEADERS.rglob("*.inc")]):
@@ -74,7 +78,7 @@ def build(game: str, cart: str, cache: Path) -> Path:
     return binary
 
 
-def measure(game: str, envs: int, steps: int, seed: int, cache: Path) -> dict:
+def measure(game: str, envs: int, steps: int, seed: int, cache: Path, options: tuple = ("-O2",)) -> dict:
     rom = cule.load_rom(game)
     probe = cule.AtariVectorEnv(game, 1)
     rgb, gray = palette_for(probe.emulator.is_pal)
@@ -90,11 +94,12 @@ def measure(game: str, envs: int, steps: int, seed: int, cache: Path) -> dict:
         "palette_gray": " ".join(map(str, np.asarray(gray).ravel().tolist())),
         "palette_rgb": " ".join(map(str, np.asarray(rgb).ravel().tolist())),
         "actions": " ".join(map(str, info["minimal_actions"])),
+        "repeat_action_probability": STICKY,
     }
     cache.mkdir(parents=True, exist_ok=True)
     config = cache / f"simt-{game}.cfg"
     config.write_text("".join(f"{k} {v}\n" for k, v in lines.items()))
-    binary = build(game, rom.bankswitch, cache)
+    binary = build(game, rom.bankswitch, cache, options)
     done = subprocess.run([str(binary), str(config)], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"the SIMT driver failed for {game}:\n{done.stderr[-3000:]}")

@@ -236,7 +236,8 @@ int main(int argc, char** argv) {
   settings.controllers = ControllerSetup{(uint8_t)num("left_paddles"), (uint8_t)num("right_paddles"),
                                          (uint8_t)num("swap_ports"), (uint8_t)num("swap_paddles"), 0, 0};
   const int envs = (int)num("envs"), steps = (int)num("steps");
-  BasicEmulator<OneGame<games::CULE_SIMT_GAME>> emu(image, settings, 0, envs, 0.25f, 0);
+  BasicEmulator<OneGame<games::CULE_SIMT_GAME>> emu(image, settings, 0, envs,
+                                                    std::stof(kv.at("repeat_action_probability")), 0);
 
   std::istringstream gray_in(kv.at("palette_gray")), rgb_in(kv.at("palette_rgb")), actions_in(kv.at("actions"));
   std::vector<uint8_t> gray, rgb;
@@ -259,12 +260,14 @@ int main(int argc, char** argv) {
   std::mt19937 rng((uint32_t)num("seed"));
   Tally by_step, by_frame, by_wsync;
   long frames = 0, instructions = 0, skipped = 0;
+  std::vector<size_t> taken;  // the action indices, step by step, environment by environment
   for (int t = 0; t < steps; ++t) {
     std::vector<std::vector<uint16_t>> streams;
     for (int i = 0; i < envs; ++i) {
       std::vector<uint16_t> s;
       simt::stream = &s;
-      const int32_t action = actions[rng() % actions.size()];
+      taken.push_back(rng() % actions.size());
+      const int32_t action = actions[taken.back()];
       emu.vector_run(&ids[i], 1, &action, nullptr, false, 1);
       simt::stream = nullptr;
       long f = 0;
@@ -289,6 +292,17 @@ int main(int argc, char** argv) {
   for (int k = 0; k < simt::Dispatch::kLayouts; ++k)
     std::printf("%s\"%s\": %.4f", k ? ", " : "", simt::Dispatch::name(k).c_str(),
                 dispatch.jumps ? (double)dispatch.missed[k] / (double)dispatch.jumps : 0.0);
-  std::printf("}}\n");
+  // What the traced run emulated, for a check against the Python package:
+  // the actions and each environment's last screen (FNV-1a, 64 bits).
+  std::printf("}, \"action_indices\": [");
+  for (size_t k = 0; k < taken.size(); ++k) std::printf("%s%zu", k ? ", " : "", taken[k]);
+  std::printf("], \"screen_fnv1a\": [");
+  for (int i = 0; i < envs; ++i) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint8_t* screen = emu.screen(i);
+    for (uint32_t k = 0; k < (uint32_t)emu.screen_height() * kScreenWidth; ++k) h = (h ^ screen[k]) * 0x100000001b3ull;
+    std::printf("%s\"%016llx\"", i ? ", " : "", (unsigned long long)h);
+  }
+  std::printf("]}\n");
   return 0;
 }

@@ -316,23 +316,27 @@ CULE_OP void read_op(Cpu6507& c, Bus& bus) {
   apply_read(c, op, m);
 }
 
+// The byte store `op` writes. SHA/SHX/SHY/TAS and their h1: the high byte of
+// the final, already indexed address, plus one.
+template <StoreOp op>
+CULE_OP uint8_t stored_value(Cpu6507& c, uint8_t h1) {
+  switch (op) {
+    case StoreOp::STA: return c.a;
+    case StoreOp::STX: return c.x;
+    case StoreOp::STY: return c.y;
+    case StoreOp::SAX: return c.a & c.x;
+    case StoreOp::SHA: return c.a & c.x & h1;
+    case StoreOp::SHX: return c.x & h1;
+    case StoreOp::SHY: return c.y & h1;
+    case StoreOp::TAS: c.sp = c.a & c.x; return c.a & c.x & h1;
+  }
+  return 0;
+}
+
 template <Mode M, StoreOp op, class Bus>
 CULE_OP void store_op(Cpu6507& c, Bus& bus) {
   const uint16_t address = operand_address<M, false>(c, bus);
-  // SHA/SHX/SHY/TAS: H is the high byte of the final, already indexed address.
-  const uint8_t h1 = (uint8_t)((address >> 8) + 1);
-  uint8_t v = 0;
-  switch (op) {
-    case StoreOp::STA: v = c.a; break;
-    case StoreOp::STX: v = c.x; break;
-    case StoreOp::STY: v = c.y; break;
-    case StoreOp::SAX: v = c.a & c.x; break;
-    case StoreOp::SHA: v = c.a & c.x & h1; break;
-    case StoreOp::SHX: v = c.x & h1; break;
-    case StoreOp::SHY: v = c.y & h1; break;
-    case StoreOp::TAS: c.sp = c.a & c.x; v = c.a & c.x & h1; break;
-  }
-  write(c, bus, address, v);
+  write(c, bus, address, stored_value<op>(c, (uint8_t)((address >> 8) + 1)));
 }
 
 template <Mode M, ModifyOp op, class Bus>

@@ -188,7 +188,32 @@ CULE_HD void set_bits(LineBits& b, uint64_t pattern, int start) {
   if (shift && word < 2) b.w[word + 1] |= pattern >> (64 - shift);
 }
 
+#if !CULE_DEVICE_CODE
+// For each p in [0, 160], the pixels left of p: a span is the difference of
+// two, six loads where the words' bounds took three compares each.
+struct PixelPrefixes {
+  LineBits of[kScreenWidth + 1];
+  constexpr PixelPrefixes() : of() {
+    for (int p = 0; p <= kScreenWidth; ++p)
+      for (int i = 0; i < 3; ++i) {
+        const int n = p - 64 * i;  // pixels of word i left of p
+        of[p].w[i] = n <= 0 ? 0 : n >= 64 ? ~0ull : (1ull << n) - 1;
+      }
+  }
+};
+inline constexpr PixelPrefixes kPixelPrefixes{};
+#endif
+
+// Pixels x to x + count - 1 (0 <= x <= x + count <= 160).
 CULE_HD LineBits span_bits(int x, int count) {
+#if !CULE_DEVICE_CODE
+  // Clamped, so that even a piece outside the line reads inside the table.
+  const auto at = [](int p) -> const LineBits& {
+    return kPixelPrefixes.of[p < 0 ? 0 : p > kScreenWidth ? kScreenWidth : p];
+  };
+  const LineBits &from = at(x), &to = at(x + count);
+  return LineBits{{to.w[0] & ~from.w[0], to.w[1] & ~from.w[1], to.w[2] & ~from.w[2]}};
+#else
   LineBits b{{0, 0, 0}};
   for (int i = 0; i < 3; ++i) {
     const int lo = i * 64, hi = lo + 64;
@@ -196,6 +221,7 @@ CULE_HD LineBits span_bits(int x, int count) {
     if (a < e) b.w[i] = (e - a == 64 ? ~0ull : ((1ull << (e - a)) - 1)) << (a - lo);
   }
   return b;
+#endif
 }
 
 // The 15 collision latches in their bit order, two per register from CXM0P

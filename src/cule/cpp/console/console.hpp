@@ -544,7 +544,9 @@ CULE_HOT void store_to_tia(Cpu6507& c, Bus& bus) {
   bus.tick(base_cycles(code));
   if (CULE_UNLIKELY(bus.recorder != nullptr)) return cpu::store_op<M, op>(c, bus);
   c.pc = (uint16_t)(c.pc + (M == cpu::Mode::Zp ? 1 : 2));
-  bus.template poke_tia<W>(op == cpu::StoreOp::STA ? c.a : op == cpu::StoreOp::STX ? c.x : c.y);
+  static_assert(op == cpu::StoreOp::STA || op == cpu::StoreOp::STX || op == cpu::StoreOp::STY,
+                "a store whose value needs its address is not mapped (CULE_TIA_STORE_KINDS)");
+  bus.template poke_tia<W>(cpu::stored_value<op>(c, 0));
 }
 #endif
 
