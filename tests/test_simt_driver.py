@@ -43,8 +43,8 @@ def test_the_report_counts_what_ran(report):
     kept = ENVS * STEPS - report["reset_steps_left_out"]
     assert kept > 0 and report["frames"] == 4 * kept  # frameskip 4
     assert report["instructions"] > 1000 * report["frames"]  # a frame runs thousands of instructions
-    for rule in ("step", "frame", "wsync"):
-        assert 1 / 32 <= report[rule] <= 1
+    # Regrouping more often keeps more lanes together (pong: 0.035, 0.045, 0.083 of 32 lanes with 3 envs).
+    assert report["step"] <= report["frame"] < report["wsync"]
     missed = report["mispredicted"]
     assert set(missed) == {"opcode", "copies_4", "copies_8", "copies_16", "site"}
     # A label per ROM address sees its successor change only where control flow does.
