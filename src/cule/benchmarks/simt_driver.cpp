@@ -96,8 +96,7 @@ void fetched(const cule::ConsoleBus<Cart>& bus, uint16_t address, uint8_t value)
   using Map = cule::CodeMap<Cart>;
   int32_t labels[Dispatch::kLayouts];
   if (address & 0x1000) {
-    const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
-    const uint32_t site = (uint32_t)(bus.direct_page(offset) - bus.image) + (offset & bus.kPageMask);
+    const uint32_t site = (uint32_t)(bus.rom_byte(address) - bus.image);
     const int32_t entry = Map::entry(bus.image + (site & ~0xFFFu), address & Map::kIndexMask);
     labels[0] = entry;
     for (int k = 1; k < Dispatch::kLayouts - 1; ++k)

@@ -345,10 +345,15 @@ struct ConsoleBus {
     m.stop = (halt & kHaltFrame) ? 1 : 0;
   }
 
+  // Where the byte at `address` lies in the image, if it is plain ROM under the current banks.
+  CULE_HOT const uint8_t* rom_byte(uint16_t address) const {
+    const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
+    return direct_page(offset) + (offset & kPageMask);
+  }
+
   // A read the caller knows to be plain ROM under the current banks.
   CULE_HOT uint8_t peek_rom(uint16_t address) {
-    const uint16_t offset = (uint16_t)(address & Cart::kOffsetMask);
-    const uint8_t v = direct_page(offset)[offset & kPageMask];
+    const uint8_t v = *rom_byte(address);
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
     CULE_TRACE_ACCESS(*this, address, v, false);
@@ -389,7 +394,7 @@ struct ConsoleBus {
     const uint16_t first = (uint16_t)(pc & Cart::kOffsetMask), last = (uint16_t)(first + count - 1);
     const bool plain = (pc & 0x1000) && cart::is_direct<Cart>(first) && cart::is_direct<Cart>(last) &&
                        (first >> Cart::kPageShift) == (last >> Cart::kPageShift);
-    return plain ? direct_page(first) + (first & kPageMask) : nullptr;
+    return plain ? rom_byte(pc) : nullptr;
   }
   // What an instruction run on a copy of the bus changed (step_outside_window).
   CULE_HD void continue_from(const ConsoleBus& b) {
