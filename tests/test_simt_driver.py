@@ -46,6 +46,8 @@ def test_the_report_counts_what_ran(report):
     # Regrouping more often keeps more lanes together (pong: 0.035, 0.045, 0.083 of 32 lanes with 3 envs).
     assert report["step"] <= report["frame"] < report["wsync"]
     missed = report["mispredicted"]
-    assert set(missed) == {"opcode", "copies_4", "copies_8", "copies_16", "site"}
+    assert set(missed) == {"opcode", "copies_4", "copies_8", "copies_16", "next_2", "next_4", "next_8", "site"}
     # A label per ROM address sees its successor change only where control flow does.
     assert 0 < missed["site"] < missed["copies_4"] <= missed["opcode"] < 1
+    # Copies keyed by the next instruction's label: more copies separate more of pong's kernel.
+    assert missed["site"] < missed["next_8"] < missed["next_2"] < missed["opcode"]

@@ -22,7 +22,9 @@ a jump, which predicts the target it took last (valgrind's
 cachegrind/cg_branchpred.c, aliasing left out), and reports the fraction of
 dispatch jumps mispredicted with one label per code-map entry (the loop
 today), with R copies of every label chosen per ROM byte by the code map
-(R = 4, 8, 16), and with a label per ROM address. Here every instruction of
+(copies_R: by the byte's rank among equal bytes, R = 4, 8, 16; next_R: by
+the label of the instruction after it, R = 2, 4, 8), and with a label per
+ROM address. Here every instruction of
 the measured steps counts, the environments run one after another as on one
 host thread.
 

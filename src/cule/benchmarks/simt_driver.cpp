@@ -27,6 +27,9 @@
 //   copies_R:  the entry and its ROM byte's rank among the equal bytes of its
 //              4K block, modulo R: R copies of every label, which the code
 //              map could choose with no branch;
+//   next_R:    the entry and a copy chosen from the ROM's bytes by the label
+//              of the instruction after it (Dispatch::build_next): R copies
+//              of every label, shared by bytes whose next label is the same;
 //   site:      the instruction's ROM address: a label per address.
 #include <cstdio>
 #include <fstream>
@@ -53,19 +56,45 @@ std::vector<uint16_t>* stream = nullptr;  // the running environment's stream, o
 uint16_t pending = 0;                     // the instruction being executed
 bool first_access = true, wsync = false;
 
+// A 6507 instruction's bytes, by its opcode (the documented and the
+// undocumented ones; a JAM counts one).
+int instruction_length(uint8_t op) {
+  const int lo = op & 0x0F, hi_odd = (op >> 4) & 1;
+  switch (lo) {
+    case 0x0: return op == 0x20 ? 3 : (op == 0x00 || op == 0x40 || op == 0x60) ? 1 : 2;
+    case 0x2: return (op == 0x82 || op == 0xA2 || op == 0xC2 || op == 0xE2) ? 2 : 1;
+    case 0x8: case 0xA: return 1;
+    case 0x9: case 0xB: return hi_odd ? 3 : 2;
+    case 0xC: case 0xD: case 0xE: case 0xF: return 3;
+    default: return 2;
+  }
+}
+// Whether the instruction after this one is not simply the next bytes:
+// branches, jumps, calls, returns, BRK and the JAMs.
+bool ends_run(uint8_t op) {
+  if ((op & 0x1F) == 0x10) return true;
+  if (op == 0x00 || op == 0x20 || op == 0x40 || op == 0x60 || op == 0x4C || op == 0x6C) return true;
+  return (op & 0x0F) == 0x2 && instruction_length(op) == 1;
+}
+
 struct Dispatch {
   static constexpr int kCopies[] = {4, 8, 16};  // the copies_R layouts; each divides the last
   static constexpr int kMostCopies = kCopies[sizeof kCopies / sizeof kCopies[0] - 1];
-  // Layout 0 is opcode, 1 to 3 copies_R in kCopies' order, the last site.
-  static constexpr int kLayouts = 2 + (int)(sizeof kCopies / sizeof kCopies[0]);
+  static constexpr int kNext[] = {2, 4, 8};     // the next_R layouts
+  static constexpr int kNextLayouts = (int)(sizeof kNext / sizeof kNext[0]);
+  // Layout 0 is opcode, then copies_R and next_R in their lists' order, the last site.
+  static constexpr int kFirstNext = 1 + (int)(sizeof kCopies / sizeof kCopies[0]);
+  static constexpr int kLayouts = kFirstNext + kNextLayouts + 1;
   static constexpr int kSpan = 1 << 18;  // labels of each layout: below it
   std::vector<uint8_t> rank;             // per ROM byte: its rank among equal bytes of its 4K block, mod kMostCopies
+  std::vector<uint8_t> next_copy[kNextLayouts];  // per ROM byte: its copy in each next_R layout (built at first fetch)
   std::vector<int32_t> last[kLayouts];   // per label: the label that ran after it last, or -1
   int32_t previous[kLayouts];
   long jumps = 0, missed[kLayouts] = {};
   static std::string name(int layout) {
     if (layout == 0) return "opcode";
     if (layout == kLayouts - 1) return "site";
+    if (layout >= kFirstNext) return "next_" + std::to_string(kNext[layout - kFirstNext]);
     return "copies_" + std::to_string(kCopies[layout - 1]);
   }
   explicit Dispatch(const std::vector<uint8_t>& image) : rank(image.size()) {
@@ -75,6 +104,42 @@ struct Dispatch {
         rank[i] = (uint8_t)(seen[image[i]]++ % kMostCopies);
     }
     for (int k = 0; k < kLayouts; ++k) last[k].assign(kSpan, -1), previous[k] = -1;
+  }
+  // next_R: what the code map could choose from the ROM's bytes alone. Each
+  // byte, read as an instruction, takes the copy of its entry that the label
+  // of the instruction after it (its entry and copy) has been given: bytes
+  // whose next label is the same share a copy, and the entry's distinct next
+  // labels take its R copies in turn. An instruction that ends a run
+  // (branch, jump, return) takes its rank among its entry's bytes instead.
+  template <class Map>
+  void build_next(const uint8_t* image, size_t bytes) {
+    const uint32_t block_bytes = bytes < 4096 ? (uint32_t)bytes : 4096u;
+    for (int k = 0; k < kNextLayouts; ++k) {
+      const int R = kNext[k];
+      next_copy[k].assign(bytes, 0);
+      for (size_t block = 0; block < bytes; block += 4096) {
+        const uint8_t* b = image + block;
+        std::vector<int32_t> label(block_bytes, -1);
+        std::map<std::pair<int32_t, int32_t>, int> given;  // (entry, next label) -> copy
+        std::vector<int> turns(1024, 0), ranks(1024, 0);
+        for (int32_t i = (int32_t)block_bytes - 1; i >= 0; --i) {
+          const uint32_t at = 0x1000u | (uint32_t)i;
+          const int32_t entry = Map::entry(b, at);
+          const uint8_t op = b[i];
+          const int32_t next = i + instruction_length(op);
+          int copy;
+          if (ends_run(op) || next >= (int32_t)block_bytes || label[next] < 0) {
+            copy = ranks[entry]++ % R;
+          } else {
+            auto found = given.find({entry, label[next]});
+            if (found == given.end()) found = given.emplace(std::make_pair(entry, label[next]), turns[entry]++ % R).first;
+            copy = found->second;
+          }
+          label[i] = entry * 16 + copy;
+          next_copy[k][block + i] = (uint8_t)copy;
+        }
+      }
+    }
   }
   void run(const int32_t (&labels)[kLayouts]) {
     if (previous[0] >= 0) ++jumps;
@@ -99,8 +164,11 @@ void fetched(const cule::ConsoleBus<Cart>& bus, uint16_t address, uint8_t value)
     const uint32_t site = (uint32_t)(bus.rom_byte(address) - bus.image);
     const int32_t entry = Map::entry(bus.image + (site & ~0xFFFu), address & Map::kIndexMask);
     labels[0] = entry;
-    for (int k = 1; k < Dispatch::kLayouts - 1; ++k)
+    if (dispatch->next_copy[0].empty()) dispatch->build_next<Map>(bus.image, dispatch->rank.size());
+    for (int k = 1; k < Dispatch::kFirstNext; ++k)
       labels[k] = entry * Dispatch::kMostCopies + dispatch->rank[site] % Dispatch::kCopies[k - 1];
+    for (int k = Dispatch::kFirstNext; k < Dispatch::kLayouts - 1; ++k)
+      labels[k] = entry * Dispatch::kMostCopies + dispatch->next_copy[k - Dispatch::kFirstNext][site];
     labels[Dispatch::kLayouts - 1] = 1024 + (int32_t)site;
   } else {  // code in RAM: one label per opcode in every layout
     for (int k = 0; k < Dispatch::kLayouts; ++k)
