@@ -50,8 +50,8 @@ struct RomView {
   uint32_t rng_count;
   TiaConfig tia;              // after NTSC/PAL detection
   uint8_t initial_switches;   // from the difficulty and TV-type properties
-  // The code maps (CodeMap): for each 4K block of the image, CodeMap's
-  // kEntries entries. Only host code reads them (the launch shim's too).
+  // The code maps, laid out as CodeMap<Cart>::build writes them. Only host
+  // code reads them (the launch shim's too).
   const uint16_t* code_maps;
 };
 
@@ -225,15 +225,22 @@ static_assert(0 CULE_TIA_WRITE_REGISTERS(CULE_COUNT_ONE, _) == tia::reg::CXCLR +
 // The code window: whether the instruction at pc reads its three bytes
 // (opcode and operands) from plain ROM, the common case, which
 // CodeWindow<Cart> runs. A mapper whose every read goes through its peek
-// (E0, FE) has none.
+// (FE, and E0 on the device) has none.
 //
 // The code map folds that test into the opcode fetch of the host's threaded
-// loop. For each 4K block of the image it holds, at pc & kIndexMask, the
-// opcode there when the instruction lies in the window, else kOutside: one
-// load then both picks the opcode's label and sends an instruction outside the
-// window to its own, where a compare and a branch per instruction did it
-// before. Built once per ROM (MapperOps::code_maps); mappers whose window spans
-// pages of other banks (E0) keep the compare.
+// loop. It holds, for each pc, the opcode there when the instruction lies in
+// the window, else kOutside: one load then both picks the opcode's label and
+// sends an instruction outside the window to its own, where a compare and a
+// branch per instruction did it before. Built once per ROM
+// (MapperOps::code_maps), in one of two layouts:
+//  - one 4K page of direct reads (2K, 4K, F8, F6, their SC variants, DPC):
+//    for each 4K block of the image, kEntries entries indexed by
+//    pc & kIndexMask, whose half with A12 clear is all kOutside;
+//  - 1K pages of different banks (E0, kPaged): for each 1K slice of the
+//    image, 8K entries indexed by pc & 0x1FFF as if that slice filled every
+//    page (the half with A12 clear all kOutside). The fetch picks the slice
+//    of pc's page from the bus's direct pages, as a ROM read does, so the
+//    bus keeps one pointer, as for one 4K page.
 template <class Cart>
 struct CodeMap {
   static constexpr bool kWindow = !CULE_DEVICE_CODE && Cart::kDirectHi - Cart::kDirectLo > 2;
@@ -243,12 +250,15 @@ struct CodeMap {
     return (uint16_t)((pc & (0x1000 | Cart::kOffsetMask)) - (0x1000 + Cart::kDirectLo)) <
            (uint16_t)(Cart::kDirectHi - Cart::kDirectLo - 2);
   }
+  static constexpr bool kPaged = Cart::kPageShift < 12;
+  static constexpr uint32_t kPageBytes = 1u << Cart::kPageShift;
+  static constexpr uint32_t kPages = 0x1000u >> Cart::kPageShift;  // of the cartridge's 4K
 #ifdef CULE_TRACE_ACCESS  // tracing builds see every opcode fetch as a bus read
   static constexpr bool kUsed = false;
 #else
-  static constexpr bool kUsed = kWindow && Cart::kPageShift == 12;
+  static constexpr bool kUsed = kWindow;
 #endif
-  static constexpr uint32_t kIndexMask = 0x1000u | Cart::kOffsetMask;
+  static constexpr uint32_t kIndexMask = kPaged ? kPageBytes - 1 : 0x1000u | Cart::kOffsetMask;
   static constexpr uint32_t kEntries = kIndexMask + 1;
   static constexpr uint16_t kOutside = 256;
   // A store whose bytes name a TIA register (CULE_TIA_STORE_KINDS) has
@@ -259,7 +269,8 @@ struct CodeMap {
   static constexpr uint16_t kTiaStores = 257;
   static constexpr uint32_t kTiaRegisters = tia::reg::CXCLR + 1;
   static constexpr uint32_t kEntryValues = kTiaStores + kTiaStoreKinds * kTiaRegisters;
-  // The entry of the instruction at `i` (in the window) of a block.
+  // The entry of the instruction at `i` (in the window) of a block whose
+  // bytes from i on hold its operands.
   CULE_HD static uint16_t entry(const uint8_t* block, uint32_t i) {
     const uint8_t opcode = block[i & Cart::kOffsetMask];
     const uint16_t operand = (uint16_t)(block[(i + 1) & Cart::kOffsetMask] | (block[(i + 2) & Cart::kOffsetMask] << 8));
@@ -279,19 +290,44 @@ struct CodeMap {
     if (kind < 0 || (address & 0x1080) || (address & 0x3F) >= kTiaRegisters) return opcode;
     return (uint16_t)(kTiaStores + (uint32_t)kind * kTiaRegisters + (address & 0x3F));
   }
-  // The map of the bank whose bytes start `offset` bytes into the image.
-  CULE_HD static const uint16_t* of_bank(const uint16_t* maps, uint32_t offset) {
-    return maps + (offset >> 12) * kEntries;
+  // The slice maps' size, and what a slice's offset in the image is multiplied by to reach its map.
+  static constexpr uint32_t kSliceEntries = 0x2000;
+  static constexpr uint32_t kSliceScale = kSliceEntries / kPageBytes;
+  // The map (or first map) of the banks in place; `direct`: each page's base in `image`.
+  CULE_HD static const uint16_t* select(const uint16_t* maps, const uint8_t* image, const uint8_t* const* direct) {
+    if constexpr (kPaged) return maps;
+    return maps + ((uint32_t)(direct[0] - image) >> 12) * kEntries;
   }
-  // The maps of an image of `bytes` bytes (blocks of 4K, or one for a 2K ROM),
-  // into `out`, kEntries per block.
+  CULE_HD static uint32_t at(const uint16_t* map, const uint8_t* image, const uint8_t* const* direct, uint16_t pc) {
+    if constexpr (kPaged)
+      return map[kSliceScale * (uint32_t)(direct[(pc >> Cart::kPageShift) & (kPages - 1)] - image) + (pc & 0x1FFFu)];
+    return map[pc & kIndexMask];
+  }
+  // The maps of an image of `bytes` bytes, into `out` (entries(bytes) of them).
   CULE_HD static void build(const uint8_t* image, uint32_t bytes, uint16_t* out) {
-    for (uint32_t block = 0; block < blocks(bytes); ++block)
-      for (uint32_t i = 0; i < kEntries; ++i)
-        out[block * kEntries + i] = in_window((uint16_t)i) ? entry(image + block * 4096u, i) : kOutside;
+    if constexpr (kPaged) {
+      for (uint32_t slice = 0; slice < bytes / kPageBytes; ++slice) {
+        const uint8_t* bytes_of = image + slice * kPageBytes;
+        for (uint32_t pc = 0; pc < kSliceEntries; ++pc) {
+          const uint32_t i = pc & (kPageBytes - 1);
+          // The last two bytes' operands lie in the next page, whose slice
+          // is another bank's: their label reads them through the bus.
+          out[slice * kSliceEntries + pc] = !in_window((uint16_t)pc) ? kOutside
+                                            : i + 2 < kPageBytes      ? entry(bytes_of, i)
+                                                                      : bytes_of[i];
+        }
+      }
+    } else {
+      for (uint32_t block = 0; block < blocks(bytes); ++block)
+        for (uint32_t i = 0; i < kEntries; ++i)
+          out[block * kEntries + i] = in_window((uint16_t)i) ? entry(image + block * 4096u, i) : kOutside;
+    }
   }
   CULE_HD static uint32_t blocks(uint32_t bytes) { return !kUsed ? 0 : bytes < 4096 ? 1 : bytes / 4096; }
-  CULE_HD static uint32_t entries(uint32_t bytes) { return blocks(bytes) * kEntries; }
+  CULE_HD static uint32_t entries(uint32_t bytes) {
+    if constexpr (kPaged) return !kUsed ? 0 : bytes / kPageBytes * kSliceEntries;
+    return blocks(bytes) * kEntries;
+  }
 };
 
 // The 2600's 13-bit address map (System.cxx, the devices' install()): A12 selects the
@@ -312,14 +348,14 @@ struct ConsoleBus {
   // current banks, kept from one bank switch to the next; the device, short
   // of registers, recomputes it at each read.
   const uint8_t* direct[kPages];
-  const uint16_t* code;  // the code map of the bank in place (CodeMap<Cart>::kUsed)
+  const uint16_t* code;  // the code map of the banks in place (CodeMap<Cart>::kUsed)
   CULE_HOT const uint8_t* direct_page(uint16_t offset) const { return direct[offset >> Cart::kPageShift]; }
   CULE_HOT void banks_changed() {
     for (uint32_t p = 0; p < kPages; ++p) direct[p] = Cart::direct_base(m.cart, image, p);
-    if constexpr (CodeMap<Cart>::kUsed) code = CodeMap<Cart>::of_bank(rom.code_maps, (uint32_t)(direct[0] - image));
+    if constexpr (CodeMap<Cart>::kUsed) code = CodeMap<Cart>::select(rom.code_maps, image, direct);
   }
   // The threaded loop's opcode fetch: the opcode at pc, or kOutside.
-  CULE_HOT uint32_t code_at(uint16_t pc) const { return code[pc & CodeMap<Cart>::kIndexMask]; }
+  CULE_HOT uint32_t code_at(uint16_t pc) const { return CodeMap<Cart>::at(code, image, direct, pc); }
 #else
   CULE_HOT const uint8_t* direct_page(uint16_t offset) const {
     return Cart::direct_base(m.cart, image, offset >> Cart::kPageShift);
@@ -640,7 +676,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
     bus.halt = 0;
 #if CULE_THREADED_DISPATCH
     // Threaded only where a code window decides which bus an instruction
-    // runs on: with every fetch decoding its address (E0, FE), g++ keeps the
+    // runs on: with every fetch decoding its address (FE), g++ keeps the
     // accumulator and the status byte of the threaded loop on the stack, and
     // pong ran 25% slower than with the switch before 2K and 4K had a window
     // (docs/benchmarks.md).
@@ -661,8 +697,11 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #undef CULE_TIA_STORE_HANDLER
 #undef CULE_HANDLER
       // With a code map the fetch's one load also tests the window (CodeMap).
+      // E0 keeps the compare before it: without, g++ packed the 6507's
+      // registers into one and sent every label through one shared jump.
 #define CULE_DISPATCH()                                                   \
   if constexpr (CodeMap<Cart>::kUsed) {                                   \
+    if (CodeMap<Cart>::kPaged && CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window; \
     goto* kHandlers[bus.code_at(c.pc++)];                                 \
   } else {                                                                \
     if (CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window;           \
