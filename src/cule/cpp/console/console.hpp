@@ -305,6 +305,7 @@ struct CodeMap {
   }
   // The maps of an image of `bytes` bytes, into `out` (entries(bytes) of them).
   CULE_HD static void build(const uint8_t* image, uint32_t bytes, uint16_t* out) {
+    if constexpr (!kUsed) return;
     if constexpr (kPaged) {
       for (uint32_t slice = 0; slice < bytes / kPageBytes; ++slice) {
         const uint8_t* bytes_of = image + slice * kPageBytes;
