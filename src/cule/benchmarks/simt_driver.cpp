@@ -163,8 +163,9 @@ void fetched(const cule::ConsoleBus<Cart>& bus, uint16_t address, uint8_t value)
   if (address & 0x1000) {
     const uint32_t site = (uint32_t)(bus.rom_byte(address) - bus.image);
     const uint32_t i = address & Map::kIndexMask;
-    int32_t entry = Map::entry(bus.image + (site & ~0xFFFu), i);
+    int32_t entry;
     if constexpr (Map::kPaged) entry = i + 2 < Map::kPageBytes ? Map::entry(bus.rom_byte(address) - i, i) : value;
+    else entry = Map::entry(bus.image + (site & ~0xFFFu), i);
     labels[0] = entry;
     if (dispatch->next_copy[0].empty()) dispatch->build_next<Map>(bus.image, dispatch->rank.size());
     for (int k = 1; k < Dispatch::kFirstNext; ++k)
