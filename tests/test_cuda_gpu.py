@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not (torch.cuda.is_available() and HAVE_CUPY),
                                 reason="needs a CUDA GPU, a CUDA build of torch and cupy (pip install 'cule[cuda]')")
 
 
-_GAMES = os.environ.get("CULE_GPU_GAMES", "pong,breakout,ms_pacman,space_invaders,pitfall,video_pinball")
+_GAMES = os.environ.get("CULE_GPU_GAMES", "pong,breakout,ms_pacman,space_invaders,pitfall,video_pinball,tutankham")
 GAMES = cule.list_games() if _GAMES == "all" else _GAMES.split(",")
 
 
@@ -43,6 +43,7 @@ def test_cuda_equals_cpu_backend(game):
     assert torch.equal(cpu.get_screen(), gpu.get_screen().cpu())
     stats = gpu.backend.render_stats()
     assert stats["replayed_steps"] > 0, stats  # frames drawn by cule_render
+    assert not set(cule._core.host_loop_arrays) & set(gpu.backend.arrays)  # the host loop's code maps stay there
 
 
 @pytest.mark.parametrize("kwargs", [dict(autoreset_mode="SameStep", max_num_frames_per_episode=200),

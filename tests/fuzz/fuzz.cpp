@@ -39,6 +39,7 @@ static thread_local uint64_t t_accesses = 0;
 #define CULE_TRACE_ACCESS(machine, address, value, is_write) (++t_accesses)
 
 #include "host/emulator.hpp"
+#include "host/fnv1a.hpp"
 #include "host/mapper_unit.hpp"
 #include "chips/flat_bus.hpp"
 
@@ -333,12 +334,9 @@ std::vector<uint8_t> make_image(Rng& r, const Mapper& mp, Kind kind, const std::
 // ---- one case
 
 struct CaseResult {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a over everything the batch returned
+  cule::Fnv1a digest;  // over everything the batch returned
   std::string error;
-  void mix(const void* p, size_t n) {
-    const uint8_t* b = (const uint8_t*)p;
-    for (size_t i = 0; i < n; ++i) hash = (hash ^ b[i]) * 1099511628211ull;
-  }
+  void mix(const void* p, size_t n) { digest.mix(p, n); }
 };
 
 struct Settings {
@@ -877,7 +875,7 @@ int main(int argc, char** argv) {
       one_thread.force_threads = 1;
       const CaseResult b = run_case(case_seed, false, one_thread, seeds, jams, nullptr, nullptr);
       ++repeats;
-      if (b.hash != a.hash) a.error = "not deterministic: a second run of the case, on one thread, differs";
+      if (b.digest.hash != a.digest.hash) a.error = "not deterministic: a second run of the case, on one thread, differs";
     }
     if (a.error.empty() && g_bad_frames.load() != before_bad)
       a.error = "frame check " + std::to_string(g_first_bad.load()) + " failed (1 instruction budget, 2 buffer, "

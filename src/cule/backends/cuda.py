@@ -292,6 +292,8 @@ class CudaBackend(Backend):
     def upload(self, names: list[str] | None = None) -> None:
         """Copies the host arrays (all, or `names`) to the device and rebuilds the BatchView."""
         for name, host in self.emulator.arrays().items():
+            if self.device.type == "cuda" and name in _core.host_loop_arrays:
+                continue  # left null in the BatchView: the GPU's kernels never read it
             if names is None or name in names:
                 item = self._lane_items.get(name)
                 if item is not None:

@@ -216,6 +216,7 @@ void frame() {
 
 #include "ale/games/registry.hpp"
 #include "host/emulator.hpp"
+#include "host/fnv1a.hpp"
 #include "host/mapper_unit.hpp"
 
 using namespace cule;
@@ -368,10 +369,9 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < taken.size(); ++k) std::printf("%s%zu", k ? ", " : "", taken[k]);
   std::printf("], \"screen_fnv1a\": [");
   for (int i = 0; i < envs; ++i) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    const uint8_t* screen = emu.screen(i);
-    for (uint32_t k = 0; k < (uint32_t)emu.screen_height() * kScreenWidth; ++k) h = (h ^ screen[k]) * 0x100000001b3ull;
-    std::printf("%s\"%016llx\"", i ? ", " : "", (unsigned long long)h);
+    Fnv1a h;
+    h.mix(emu.screen(i), (size_t)emu.screen_height() * kScreenWidth);
+    std::printf("%s\"%016llx\"", i ? ", " : "", (unsigned long long)h.hash);
   }
   std::printf("]}\n");
   return 0;

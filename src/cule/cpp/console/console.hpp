@@ -454,10 +454,7 @@ struct ConsoleBus {
     } else if (CULE_LIKELY((address & 0x0280) == 0x0080)) {
       m.riot.ram[address & 0x7F] = v;
     } else {
-      const tia::PokeResult w = io_poke(m, frame, recorder, address, v, cycles, after_read, due);
-      cycles += w.stall_cycles();
-      due = w.due();
-      if (const uint8_t h = halts_of(w)) halt_after_instruction(h);
+      apply_tia_write(io_poke(m, frame, recorder, address, v, cycles, after_read, due));
     }
     data_bus = v;
 #ifdef CULE_TRACE_ACCESS
@@ -470,13 +467,17 @@ struct ConsoleBus {
   // with no recorder: poke's TIA branch without the decode.
   template <int W>
   CULE_HOT void poke_tia(uint8_t v) {
-    const tia::PokeResult w = tia::poke_one<W>(m.tia, frame, (uint16_t)W, v, cycles, true, due);
-    cycles += w.stall_cycles();
-    due = w.due();
-    if (const uint8_t h = halts_of(w)) halt_after_instruction(h);
+    apply_tia_write(tia::poke_one<W>(m.tia, frame, (uint16_t)W, v, cycles, true, due));
     data_bus = v;
   }
 #endif
+
+  // What a TIA write did to the CPU: WSYNC's stall, the catch-up still owed, a halt.
+  CULE_HOT void apply_tia_write(const tia::PokeResult& w) {
+    cycles += w.stall_cycles();
+    due = w.due();
+    if (const uint8_t h = halts_of(w)) halt_after_instruction(h);
+  }
 
   // The halt bits of a TIA write. A WSYNC ends the scanline's loop only on
   // the device, where a warp regroups there. The host's loop runs on, so its

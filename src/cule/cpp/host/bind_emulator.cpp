@@ -439,6 +439,11 @@ void bind_emulator(py::module_& m) {
   CULE_BATCH_ARRAYS(CULE_ARRAY_NAME)
 #undef CULE_ARRAY_NAME
   m.attr("batch_arrays") = batch_arrays;
+  py::list host_loop_arrays;  // of those, the ones a GPU's kernels never read
+#define CULE_ARRAY_NAME(name) host_loop_arrays.append(#name);
+  CULE_HOST_LOOP_ARRAYS(CULE_ARRAY_NAME)
+#undef CULE_ARRAY_NAME
+  m.attr("host_loop_arrays") = host_loop_arrays;
   bind_console(c);
   bind_vector(c);
   bind_states(c);

@@ -43,6 +43,11 @@
   X(reset_list, b.reset_list, resets) X(reset_count, b.reset_count, reset_count)                      \
   X(code_maps, b.rom.code_maps, code_maps_)
 
+// The arrays only the host's frame loop reads (the CPU backend and the
+// launch shim): a GPU's kernels leave them null (CodeMap<Cart>::kUsed is
+// false in device code), so a GPU backend need not copy them there.
+#define CULE_HOST_LOOP_ARRAYS(X) X(code_maps)
+
 namespace cule {
 
 // A batch of N environments of one ROM on the CPU: the arrays a BatchView
