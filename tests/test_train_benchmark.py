@@ -47,6 +47,31 @@ def test_resume_continues_the_log_and_the_target_is_found(tmp_path):
     assert train.summarise(tmp_path, 1000.0)["reached"] is None
 
 
+def test_resume_takes_the_runs_settings_and_refuses_others(tmp_path):
+    """--resume alone continues the run as it was (trainer, envs, --set values); a flag that would change what it
+    trains is refused before anything is written, so the checkpoint and the log stay the run's."""
+    import torch
+
+    _run(tmp_path, "--trainer", "a2c_vtrace", "--frames", "4096", "--num-envs", "8", "--eval-episodes", "0",
+         "--set", "num_batches=2", "--set", "optimizer=rmsprop", "--seed", "3")
+    summary = train.main(["--quiet", "--output-dir", str(tmp_path), "--frames", "8192", "--eval-episodes", "0",
+                          "--resume"])
+    assert summary["trainer"] == "a2c_vtrace" and 4096 < summary["at_end"]["frames"] <= 8192
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    assert state["trainer"] == "a2c_vtrace"
+    assert (state["args"]["num_envs"], state["args"]["num_batches"], state["args"]["optimizer"],
+            state["args"]["seed"]) == (8, 2, "rmsprop", 3)
+    before = (tmp_path / "checkpoint.pt").read_bytes(), (tmp_path / "log.csv").read_text()
+    with pytest.raises(ValueError, match="num_envs: 8 in the checkpoint, 32 asked"):
+        train.main(["--quiet", "--output-dir", str(tmp_path), "--frames", "12288", "--eval-episodes", "0",
+                    "--resume", "--num-envs", "32"])
+    with pytest.raises(SystemExit, match="trains a2c_vtrace, not ppo"):
+        train.main(["--quiet", "--output-dir", str(tmp_path), "--resume", "--trainer", "ppo"])
+    assert ((tmp_path / "checkpoint.pt").read_bytes(), (tmp_path / "log.csv").read_text()) == before
+    with pytest.raises(SystemExit, match="no checkpoint.pt"):
+        train.main(["--quiet", "--output-dir", str(tmp_path / "empty"), "--resume"])
+
+
 def test_evaluation_uses_noop_starts_and_reports_a_human_normalised_score(tmp_path, monkeypatch):
     from cule.trainers.common import evaluate as evaluation
 

@@ -72,6 +72,38 @@ def test_a2c_vtrace_learns_the_sanity_task(tmp_path, lockstep):
     assert 0 <= r["entropy"] < 0.35 and r["value_loss"] > 0, r
 
 
+def test_a2c_vtrace_with_cules_optimizer_and_normalised_frames_learns_the_sanity_task(tmp_path):
+    """RMSprop and per-pixel normalised frames (CuLE's A2C+V-trace settings) in lockstep; the statistics the
+    checkpoint keeps are those of the frames acted on."""
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
+
+    torch.set_num_threads(2)
+    r = train_a2c(A2CArgs(game="sanity", num_envs=32, num_batches=2, num_steps=4, lockstep=True,
+                          total_frames=32 * 4 * 30, output_dir=str(tmp_path), quiet=True, optimizer="rmsprop",
+                          learning_rate=6.5e-4, normalize_obs=True))
+    assert sum(r["recent_returns"][-3:]) / 3 > 0.95, r["recent_returns"]
+    state = checkpoint.load(tmp_path)
+    assert "square_avg" in next(iter(state["optimizer"]["state"].values()))  # RMSprop's, not Adam's
+    stack = 32 * 4  # frames per act: environments x the stack
+    assert state["model"]["obs_norm.count"].item() == pytest.approx(stack * r["frames"] // 32 + 1e-4)
+
+
+def test_obs_norm_matches_the_mean_and_variance_of_every_frame_seen():
+    from cule.trainers.common.models import ObsNorm
+
+    g = torch.Generator().manual_seed(0)
+    batches = [torch.randint(0, 256, (n, 4, 6, 5), generator=g, dtype=torch.uint8) for n in (3, 8, 1)]
+    norm = ObsNorm(6, 5)
+    for b in batches:
+        norm.update(b)
+    every = torch.cat([b.reshape(-1, 6, 5) for b in batches]).double()
+    # the prior (mean 0, variance 1, weight 1e-4) moves the figures by about 1e-4 of their size
+    assert torch.allclose(norm.mean.double(), every.mean(0), rtol=1e-4)
+    assert torch.allclose(norm.var.double(), every.var(0, unbiased=False), rtol=1e-3)
+    x = batches[0]
+    assert torch.allclose(norm(x), (x.float() - norm.mean) / torch.sqrt(norm.var + 1e-8))
+
+
 @pytest.mark.parametrize("game, frameskip", [("sanity", 1), ("breakout", 4)])
 def test_a2c_vtrace_lockstep_trains_each_batch_on_its_own_last_steps(tmp_path, monkeypatch, game, frameskip):
     """Every env steps at every step; update j trains batch j % num_batches on the num_steps steps that end with

@@ -72,6 +72,9 @@ PRESETS: dict[str, dict] = {
                     log_every=250, num_threads=1),
 }
 DEFAULT_TRAINER, DEFAULT_GAME = "a2c_vtrace", "pong"
+# The trainer's arguments this command sets from its own flags, on --resume too.
+INVOCATION_ARGS = frozenset({"game", "seed", "device", "output_dir", "resume", "max_minutes", "eval_episodes",
+                             "eval_noops", "quiet", "video"})
 SMOOTHED_LINES = 20  # log lines whose mean is the smoothed score (the curve's bold line)
 
 
@@ -108,6 +111,37 @@ def parse_sets(pairs: list[str], fields: dict) -> dict:
                 what = {int: "an integer", float: "a number"}.get(kind, kind.__name__)
                 raise SystemExit(f"--set {pair!r}: {name} takes {what}") from None
     return out
+
+
+def resumed_run(args) -> tuple[str, dict]:
+    """--resume: the trainer and the settings of the run in --output-dir, from its checkpoint (the trainer from
+    summary.json for checkpoints that do not name it), with --set and --num-envs over them; the trainer refuses
+    those if they change what the run trains. Fills args.game, args.seed and args.device from the run when
+    they were not given."""
+    from cule.trainers.common import checkpoint
+
+    out = Path(args.output_dir)
+    state = checkpoint.load(out)
+    if state is None:
+        raise SystemExit(f"--resume: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run, or "
+                         f"leave --resume out to start one there")
+    path = out / "summary.json"
+    trainer = state.get("trainer") or (json.loads(path.read_text()).get("trainer") if path.exists() else None)
+    trainer = trainer or args.trainer or DEFAULT_TRAINER
+    if args.trainer and args.trainer != trainer:
+        raise SystemExit(f"--resume: the run in {out} trains {trainer}, not {args.trainer}; "
+                         f"leave --trainer out or give --trainer {trainer}")
+    fields = {f.name: f.default for f in dataclasses.fields(trainer_module(trainer).Args)}
+    saved = state["args"]
+    # the run's settings, its pace and checkpoints included; this command's own flags give the rest
+    settings = {k: v for k, v in saved.items() if k in fields and k not in INVOCATION_ARGS}
+    settings.update(parse_sets(args.set, fields))
+    if args.num_envs:
+        settings["num_envs"] = args.num_envs
+    args.game = args.game or saved.get("game", DEFAULT_GAME)
+    args.seed = saved.get("seed", 1) if args.seed is None else args.seed
+    args.device = args.device or saved.get("device", "cpu")
+    return trainer, settings
 
 
 def _at(row: dict) -> dict:
@@ -226,15 +260,19 @@ def main(argv: list[str] | None = None) -> dict:
                         help="emulator frames to stop at, counted over resumes too (0: only the minutes decide)")
     parser.add_argument("--target", type=float, default=18.0,
                         help="score whose first time and frame count are reported (Pong: 18)")
-    parser.add_argument("--device", default="cpu", help="torch device of the environments and the network")
+    parser.add_argument("--device", default=None,
+                        help="torch device of the environments and the network (default cpu; with --resume, the run's)")
     parser.add_argument("--num-envs", type=int, default=0, help="environments (0: the preset's)")
     parser.add_argument("--torch-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--eval-episodes", type=int, default=30, help="episodes of the final evaluation (0: none)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the environments, the network and the sampling")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the environments, the network and the sampling (default 1; with --resume, the run's)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="any argument of the trainer (python -m cule.trainers.TRAINER --help), over the preset; "
                              "repeatable: --set noisy=False --set n_step=1")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --output-dir from its checkpoint")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --output-dir from its checkpoint, with its trainer, game and "
+                             "settings (flags given must agree with them)")
     parser.add_argument("--eval-only", action="store_true",
                         help="no training: evaluate the checkpoint in --output-dir on --device, into its summary.json")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no printed summary")
@@ -249,17 +287,22 @@ def main(argv: list[str] | None = None) -> dict:
         torch.set_num_threads(args.torch_threads)
 
     if args.eval_only:
+        args.device = args.device or "cpu"
         return evaluate_only(args)
-    args.trainer = args.trainer or DEFAULT_TRAINER
-    args.game = args.game or DEFAULT_GAME
-    module = trainer_module(args.trainer)
-    settings = trainer_settings(args.trainer, args.set)
-    if args.num_envs:
-        settings["num_envs"] = args.num_envs
+    if args.resume:
+        args.trainer, settings = resumed_run(args)
+    else:
+        args.trainer = args.trainer or DEFAULT_TRAINER
+        args.game = args.game or DEFAULT_GAME
+        args.seed = 1 if args.seed is None else args.seed
+        args.device = args.device or "cpu"
+        settings = trainer_settings(args.trainer, args.set)
+        if args.num_envs:
+            settings["num_envs"] = args.num_envs
+        settings.setdefault("total_frames", 10**10)  # the minutes decide
     if args.frames:
         settings["total_frames"] = args.frames
-    elif "total_frames" not in settings:
-        settings["total_frames"] = 10**10  # the minutes decide
+    module = trainer_module(args.trainer)
     out = Path(args.output_dir)
     run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,
                               "output_dir": str(out), "max_minutes": args.minutes if args.minutes > 0 else 0.0,

@@ -35,6 +35,7 @@ from cule.trainers.common import sampling
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
+from cule.trainers.common.models import observe
 from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
 
 
@@ -105,6 +106,7 @@ def act(model: torch.nn.Module, obs: torch.Tensor, env_ids: torch.Tensor, step: 
     """The current policy's actions on obs [B, ...] and their log-probabilities [B], drawn per (seed, step,
     global env id): the same actions however the envs are split over ranks."""
     with torch.no_grad():
+        observe(model, obs)
         logits, _ = model(obs)
         action = sampling.sample(logits, env_ids, step, seed)
         return action, Categorical(logits=logits).log_prob(action)

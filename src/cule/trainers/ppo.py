@@ -23,6 +23,7 @@ from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
+from cule.trainers.common.models import observe
 from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
 
 
@@ -61,6 +62,7 @@ def collect(env, model: torch.nn.Module, ro: Rollout, obs: torch.Tensor, scores:
     observation."""
     for t in range(ro.actions.shape[0]):
         with torch.no_grad():
+            observe(model, obs)
             logits, value = model(obs)
             dist = Categorical(logits=logits)
             action = dist.sample()

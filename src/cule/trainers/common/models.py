@@ -40,8 +40,45 @@ def impala_torso(in_channels: int) -> nn.Sequential:
     return nn.Sequential(*layers, nn.ReLU(), nn.Flatten())
 
 
+class ObsNorm(nn.Module):
+    """Per-pixel running mean and variance of the frames the policy acted on, pooled over the batch and the
+    stack ([H, W] each; Chan et al.'s parallel update): frames are centred and scaled by them instead of
+    divided by 255, so the screen's still background reads as zero and only what moves (in Pong the ball
+    and the paddles) reaches the first convolution. CuLE's A2C+V-trace runs (its ``--normalize``) train
+    this way. The statistics are buffers: checkpoints keep them, and they change only through update()."""
+
+    def __init__(self, height: int, width: int):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(height, width))
+        self.register_buffer("var", torch.ones(height, width))
+        self.register_buffer("count", torch.tensor(1e-4, dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, frames: torch.Tensor) -> None:
+        """frames [B, C, H, W] (uint8): folds their per-pixel mean and variance into the running ones."""
+        x = frames.float()
+        n = x.shape[0] * x.shape[1]
+        mean, var = x.mean(dim=(0, 1)), x.var(dim=(0, 1), unbiased=False)
+        total = self.count + n
+        delta = mean - self.mean
+        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * (self.count * n / total)) / total)
+        self.mean.add_(delta * (n / total))
+        self.count.copy_(total)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return (frames.float() - self.mean) / torch.sqrt(self.var + 1e-8)
+
+
+def observe(model: nn.Module, frames: torch.Tensor) -> None:
+    """Frames the policy is about to act on: the model's ObsNorm (if it has one) folds them in."""
+    norm = getattr(model, "obs_norm", None)
+    if norm is not None:
+        norm.update(frames)
+
+
 class _ActorCritic(nn.Module):
-    """A torso (uint8 frames scaled to [0, 1] -> features) followed by a hidden layer and the two heads."""
+    """A torso (uint8 frames scaled to [0, 1], or centred by an ObsNorm -> features) followed by a hidden
+    layer and the two heads."""
 
     def __init__(self, torso: nn.Sequential, in_channels: int, num_actions: int, hidden: int, height: int,
                  width: int):
@@ -53,9 +90,11 @@ class _ActorCritic(nn.Module):
         self.torso = torso
         self.policy = _init(nn.Linear(hidden, num_actions), 0.01)
         self.value = _init(nn.Linear(hidden, 1), 1.0)
+        self.obs_norm: ObsNorm | None = None  # set by the trainer (normalize_obs)
 
     def forward(self, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.torso(frames.float() / 255.0)
+        x = frames.float() / 255.0 if self.obs_norm is None else self.obs_norm(frames)
+        h = self.torso(x)
         return self.policy(h), self.value(h).squeeze(-1)
 
 

@@ -16,7 +16,7 @@ from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, game_list
 from cule.trainers.common.evaluate import evaluate, plot_curve, plot_games
 from cule.trainers.common.human_scores import log_scalars
-from cule.trainers.common.models import network
+from cule.trainers.common.models import ObsNorm, network
 
 
 # --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
@@ -39,8 +39,13 @@ class CommonArgs:
     network: str = field(default="nature", metadata={
         "help": "'nature' (Mnih et al. 2015), 'impala' (ResNet) or 'data-efficient' (two 5x5/5 convolutions, "
                 "van Hasselt et al. 2019: a fifth of the learner time on a CPU)"})
-    learning_rate: float = field(default=5e-4, metadata={"help": "Adam learning rate (CuLE Table 4)"})
+    learning_rate: float = field(default=5e-4, metadata={"help": "the optimizer's learning rate (CuLE Table 4)"})
     adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (CuLE Table 4)"})
+    optimizer: str = field(default="adam", metadata={
+        "help": "'adam', or 'rmsprop' (alpha --rmsprop-alpha, epsilon --rmsprop-eps: CuLE's A2C+V-trace runs, "
+                "with learning rate 6.5e-4)"})
+    rmsprop_alpha: float = field(default=0.99, metadata={"help": "RMSprop's smoothing constant (CuLE: 0.99)"})
+    rmsprop_eps: float = field(default=1e-5, metadata={"help": "RMSprop epsilon (CuLE: 1e-5)"})
     gamma: float = field(default=0.99, metadata={"help": "discount"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
     num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
@@ -62,6 +67,32 @@ class ActorCriticArgs(CommonArgs):
     """CommonArgs plus the loss weights of the actor-critic trainers (PPO, A2C)."""
     ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
     vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
+    normalize_obs: bool = field(default=False, metadata={
+        "help": "centre and scale each pixel by the running mean and variance of the frames acted on, instead of "
+                "dividing by 255 (CuLE's --normalize; one process only)"})
+
+
+# Arguments that say where, how long and how visibly a run goes, not what it trains: a resumed run may change them.
+PER_RUN_ARGS = frozenset({"device", "output_dir", "resume", "total_frames", "max_minutes", "eval_episodes",
+                          "eval_noops", "video", "quiet", "num_threads", "checkpoint_every", "log_every"})
+
+
+def resume_conflicts(args, saved: dict) -> list[str]:
+    """The arguments (other than PER_RUN_ARGS) whose values differ from those a checkpoint was trained with,
+    as 'name: checkpoint value, asked value'; a name that either side lacks (an older checkpoint) is not compared."""
+    asked = dataclasses.asdict(args)
+    return [f"{name}: {saved[name]!r} in the checkpoint, {asked[name]!r} asked" for name in sorted(saved)
+            if name in asked and name not in PER_RUN_ARGS and saved[name] != asked[name]]
+
+
+def make_optimizer(args: CommonArgs, parameters) -> torch.optim.Optimizer:
+    """args.optimizer over the parameters. fused: one pass over the parameters instead of a dozen; on a CPU it
+    cuts Rainbow's Adam step (6.9M parameters) from 27 to 5 ms (one thread)."""
+    if args.optimizer == "adam":
+        return torch.optim.Adam(parameters, lr=args.learning_rate, eps=args.adam_eps, fused=True)
+    if args.optimizer == "rmsprop":
+        return torch.optim.RMSprop(parameters, lr=args.learning_rate, alpha=args.rmsprop_alpha, eps=args.rmsprop_eps)
+    raise ValueError(f"--optimizer must be 'adam' or 'rmsprop', got {args.optimizer!r}")
 
 
 class Run:
@@ -80,14 +111,21 @@ class Run:
         if model is None:
             stack, height, width = contract.obs_shape
             model = network(args.network)(stack, contract.n_actions, height, width)
+            if getattr(args, "normalize_obs", False):
+                if self.dist.world > 1:
+                    raise ValueError("normalize_obs keeps its statistics in one process; under torchrun leave it off")
+                model.obs_norm = ObsNorm(height, width)
         self.model = model.to(self.device)
-        # fused: one pass over the parameters instead of a dozen; on a CPU it cuts Rainbow's Adam step
-        # (6.9M parameters) from 27 to 5 ms (one thread)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.learning_rate, eps=args.adam_eps,
-                                          fused=True)
+        self.optimizer = make_optimizer(args, self.model.parameters())
         self.start_update, self.frames, self.extra = 0, 0, {}
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None
         if state is not None:
+            conflicts = resume_conflicts(args, state.get("args", {}))
+            if conflicts:  # a run resumed with other settings would train on, and checkpoint over, a different run
+                raise ValueError(f"--resume: the checkpoint in {args.output_dir} was trained with other settings "
+                                 f"({'; '.join(conflicts)}). Resume with the checkpoint's settings (python -m "
+                                 f"cule.benchmarks.train --resume reads them from it), or start a new run in "
+                                 f"another --output-dir.")
             self.model.load_state_dict(state["model"])
             if "optimizer" in state:  # a checkpoint kept only to be evaluated may hold the weights alone
                 self.optimizer.load_state_dict(state["optimizer"])
@@ -126,6 +164,7 @@ class Run:
             checkpoint.save(self.args.output_dir, dict(
                 model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
                 frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
+                trainer=type(self.args).__module__.rpartition(".")[2],
                 extra=(extra() if callable(extra) else extra) or {}))
         return out_of_time
 
