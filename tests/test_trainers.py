@@ -88,6 +88,25 @@ def test_a2c_vtrace_with_cules_optimizer_and_normalised_frames_learns_the_sanity
     assert state["model"]["obs_norm.count"].item() == pytest.approx(stack * r["frames"] // 32 + 1e-4)
 
 
+def test_start_steps_stagger_the_episodes(tmp_path):
+    """Each environment's episode starts at its own drawn step: its episode frame count afterwards is frameskip x
+    the steps since then, plus its reset's random no-ops (up to 30 frames)."""
+    import cule
+    from cule.trainers.a2c_vtrace import Args as A2CArgs, stagger_episodes, train as train_a2c
+
+    steps, n = 40, 6
+    env = cule.AtariVectorEnv("pong", n, reward_clipping=False)
+    obs = stagger_episodes(env, env.reset(seed=1)[0], steps, 6, seed=5)
+    frames = env.step(torch.zeros(n, dtype=torch.long))[4]["episode_frame_number"].cpu()
+    restart = torch.randint(0, steps, (n,), generator=torch.Generator().manual_seed(5))
+    extra = frames - 4 * (steps - restart)
+    assert obs.shape == (n, 4, 84, 84) and bool(((extra >= 0) & (extra <= 30)).all()), (restart, frames)
+    assert len(set(restart.tolist())) > 1
+    with pytest.raises(ValueError, match="--start-steps"):
+        train_a2c(A2CArgs(game="pong", num_envs=4, num_batches=2, start_steps=10, total_frames=80,
+                          output_dir=str(tmp_path), quiet=True))
+
+
 def test_obs_norm_matches_the_mean_and_variance_of_every_frame_seen():
     from cule.trainers.common.models import ObsNorm
 

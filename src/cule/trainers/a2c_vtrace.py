@@ -50,6 +50,10 @@ class Args(ActorCriticArgs):
         "help": "every environment steps at every step, and every num_steps / num_batches steps the next batch "
                 "trains on its last num_steps steps (CuLE's multi-batch scheme, for GPUs); off: the batches take "
                 "turns, each stepping alone"})
+    start_steps: int = field(default=0, metadata={
+        "help": "with --lockstep: before training, every environment plays random actions for this many steps and "
+                "starts its episode afresh at a step of its own drawn from them, so episodes do not all end "
+                "together (CuLE's --ale-start-steps, 400); 0: every episode starts at the first step"})
     clip_rho: float = field(default=1.0, metadata={"help": "V-trace rho-bar"})
     clip_c: float = field(default=1.0, metadata={"help": "V-trace c-bar"})
     checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
@@ -118,6 +122,9 @@ def train(args: Args) -> dict:
     local = ranks.local_envs(args.num_envs)
     if local % args.num_batches:
         raise ValueError(f"num_envs per process ({local}) must be a multiple of num_batches ({args.num_batches})")
+    if args.start_steps < 0 or (args.start_steps and not args.lockstep):
+        raise ValueError(f"--start-steps ({args.start_steps}) staggers the episodes of --lockstep: give it with "
+                         f"--lockstep, at 0 or more")
     if args.lockstep and args.num_steps % args.num_batches:
         raise ValueError(f"--lockstep trains a batch every num_steps / num_batches steps: num_steps "
                          f"({args.num_steps}) must be a multiple of num_batches ({args.num_batches})")
@@ -200,6 +207,23 @@ def _in_turns(args: Args, ranks: Dist, B: int) -> dict:
     return loop.finish(envs)
 
 
+def stagger_episodes(env, obs: torch.Tensor, steps: int, n_actions: int, seed: int) -> torch.Tensor:
+    """Random actions for `steps` steps, each environment reset at a step of its own drawn uniformly from them:
+    in lockstep all episodes would otherwise start, and end, together, so that the episodes finishing at any
+    moment are those of one length (the short, lost ones first: the log's mean score would rise and fall in
+    waves) and every batch sees the same part of the game. These steps are not trained on nor counted.
+    Returns the observation [N, ...] to act on next."""
+    n, device = obs.shape[0], obs.device
+    g = torch.Generator().manual_seed(seed)
+    restart = torch.randint(0, steps, (n,), generator=g)
+    for t in range(steps):
+        obs = env.step(torch.randint(0, n_actions, (n,), generator=g).to(device))[0]
+        mask = (restart == t).numpy()
+        if mask.any():
+            obs = env.reset(options={"reset_mask": mask})[0]
+    return obs
+
+
 def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
     """Every env steps at every step; every num_steps / num_batches steps (an update) the next batch trains on
     its last num_steps steps, kept in a ring of all the envs' steps."""
@@ -212,7 +236,10 @@ def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
     loop = _Loop(args, ranks, env, N, N * spu)
     model, start = loop.run.model, loop.run.start_update
     ring = Rollout.zeros(T, N, loop.contract.obs_shape, device)
-    obs = ring.obs[0] = env.reset(seed=args.seed + first + start)[0]
+    obs = env.reset(seed=args.seed + first + start)[0]
+    if args.start_steps:
+        obs = stagger_episodes(env, obs, args.start_steps, loop.contract.n_actions, args.seed + first + start)
+    ring.obs[0] = obs
     n = 0  # steps since this process started (the ring is not checkpointed)
     for update in range(start, loop.num_updates):
         for i in range(spu):
