@@ -72,9 +72,11 @@ class ActorCriticArgs(CommonArgs):
                 "dividing by 255 (CuLE's --normalize; one process only)"})
 
 
-# Arguments that say where, how long and how visibly a run goes, not what it trains: a resumed run may change them.
+# Arguments that say where, how long and how visibly a run goes, not what it trains: a resumed run may change them
+# (start_steps: how a process that starts or resumes staggers its episodes, A2C+V-trace's).
 PER_RUN_ARGS = frozenset({"device", "output_dir", "resume", "total_frames", "max_minutes", "eval_episodes",
-                          "eval_noops", "video", "quiet", "num_threads", "checkpoint_every", "log_every"})
+                          "eval_noops", "video", "quiet", "num_threads", "checkpoint_every", "log_every",
+                          "start_steps"})
 
 
 def resume_conflicts(args, saved: dict) -> list[str]:
