@@ -122,8 +122,11 @@ class Run:
         self.start_update, self.frames, self.extra = 0, 0, {}
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None
         if state is not None:
-            conflicts = resume_conflicts(args, state.get("args", {}))
-            if conflicts:  # a run resumed with other settings would train on, and checkpoint over, a different run
+            # A run resumed with other settings would train on, and checkpoint over, a different run; one past
+            # its end (an evaluation of the checkpoint alone) trains nothing and may use fewer environments.
+            trains = args.total_frames > state["frames"]
+            conflicts = resume_conflicts(args, state.get("args", {})) if trains else []
+            if conflicts:
                 raise ValueError(f"--resume: the checkpoint in {args.output_dir} was trained with other settings "
                                  f"({'; '.join(conflicts)}). Resume with the checkpoint's settings (python -m "
                                  f"cule.benchmarks.train --resume reads them from it), or start a new run in "
