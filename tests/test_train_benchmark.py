@@ -65,7 +65,7 @@ def test_resume_takes_the_runs_settings_and_refuses_others(tmp_path):
     with pytest.raises(ValueError, match="num_envs: 8 in the checkpoint, 32 asked"):
         train.main(["--quiet", "--output-dir", str(tmp_path), "--frames", "12288", "--eval-episodes", "0",
                     "--resume", "--num-envs", "32"])
-    with pytest.raises(SystemExit, match="trains a2c_vtrace, not ppo"):
+    with pytest.raises(SystemExit, match="trained a2c_vtrace, not ppo"):
         train.main(["--quiet", "--output-dir", str(tmp_path), "--resume", "--trainer", "ppo"])
     assert ((tmp_path / "checkpoint.pt").read_bytes(), (tmp_path / "log.csv").read_text()) == before
     with pytest.raises(SystemExit, match="no checkpoint.pt"):

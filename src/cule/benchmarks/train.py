@@ -113,32 +113,45 @@ def parse_sets(pairs: list[str], fields: dict) -> dict:
     return out
 
 
-def resumed_run(args) -> tuple[str, dict]:
-    """--resume: the trainer and the settings of the run in --output-dir, from its checkpoint (the trainer from
-    summary.json for checkpoints that do not name it), with --set and --num-envs over them; the trainer refuses
-    those if they change what the run trains. Fills args.game, args.seed and args.device from the run when
-    they were not given."""
+def saved_run(args, flag: str) -> tuple[dict, str, object, dict]:
+    """The run in --output-dir, for --resume or --eval-only (`flag`): its checkpoint, its trainer (named in the
+    checkpoint, or in summary.json for checkpoints that do not name it), its module and the arguments it was
+    saved with. --trainer and --game may only agree with the run's."""
     from cule.trainers.common import checkpoint
 
     out = Path(args.output_dir)
     state = checkpoint.load(out)
     if state is None:
-        raise SystemExit(f"--resume: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run, or "
-                         f"leave --resume out to start one there")
+        raise SystemExit(f"{flag}: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run")
     path = out / "summary.json"
     trainer = state.get("trainer") or (json.loads(path.read_text()).get("trainer") if path.exists() else None)
     trainer = trainer or args.trainer or DEFAULT_TRAINER
     if args.trainer and args.trainer != trainer:
-        raise SystemExit(f"--resume: the run in {out} trains {trainer}, not {args.trainer}; "
+        raise SystemExit(f"{flag}: the run in {out} trained {trainer}, not {args.trainer}; "
                          f"leave --trainer out or give --trainer {trainer}")
-    fields = {f.name: f.default for f in dataclasses.fields(trainer_module(trainer).Args)}
-    saved = state["args"]
+    module = trainer_module(trainer)
+    fields = {f.name for f in dataclasses.fields(module.Args)}
+    saved = {k: v for k, v in state["args"].items() if k in fields}
+    game = saved.get("game") or args.game or DEFAULT_GAME
+    if args.game and args.game != game:
+        raise SystemExit(f"{flag}: the checkpoint in {out} was trained on {game}, not {args.game}; "
+                         f"leave --game out or give --game {game}")
+    saved["game"] = game
+    return state, trainer, module, saved
+
+
+def resumed_run(args) -> tuple[str, dict]:
+    """--resume: the trainer and the settings of the run in --output-dir (saved_run), with --set and --num-envs
+    over them; the trainer refuses those if they change what the run trains. Fills args.game, args.seed and
+    args.device from the run when they were not given."""
+    _, trainer, module, saved = saved_run(args, "--resume")
+    fields = {f.name: f.default for f in dataclasses.fields(module.Args)}
     # the run's settings, its pace and checkpoints included; this command's own flags give the rest
-    settings = {k: v for k, v in saved.items() if k in fields and k not in INVOCATION_ARGS}
+    settings = {k: v for k, v in saved.items() if k not in INVOCATION_ARGS}
     settings.update(parse_sets(args.set, fields))
     if args.num_envs:
         settings["num_envs"] = args.num_envs
-    args.game = args.game or saved.get("game", DEFAULT_GAME)
+    args.game = saved["game"]
     args.seed = saved.get("seed", 1) if args.seed is None else args.seed
     args.device = args.device or saved.get("device", "cpu")
     return trainer, settings
@@ -199,28 +212,12 @@ def evaluation_summary(out: Path, trainer: str, game: str) -> dict:
 
 def evaluate_only(args) -> dict:
     """--eval-only: the checkpoint's agent evaluated on args.device without training, added to summary.json."""
-    from cule.trainers.common import checkpoint
-
-    out = Path(args.output_dir)
-    state = checkpoint.load(out)
-    if state is None:
-        raise SystemExit(f"--eval-only: no {checkpoint.NAME} in {out}; give --output-dir the folder of a run")
     if not args.eval_episodes:
         raise SystemExit("--eval-only needs --eval-episodes above 0")
+    state, trainer, module, saved = saved_run(args, "--eval-only")
+    out, game = Path(args.output_dir), saved["game"]
     path = out / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
-    # The run names its trainer (summary.json) and game (the checkpoint); --trainer and --game may only agree.
-    trainer = summary.get("trainer") or args.trainer or DEFAULT_TRAINER
-    if args.trainer and args.trainer != trainer:
-        raise SystemExit(f"--eval-only: the run in {out} trained {trainer}, not {args.trainer}; "
-                         f"leave --trainer out or give --trainer {trainer}")
-    module = trainer_module(trainer)
-    fields = {f.name for f in dataclasses.fields(module.Args)}
-    saved = {k: v for k, v in state["args"].items() if k in fields}
-    game = saved.get("game") or args.game or DEFAULT_GAME
-    if args.game and args.game != game:
-        raise SystemExit(f"--eval-only: the checkpoint in {out} was trained on {game}, not {args.game}; "
-                         f"leave --game out or give --game {game}")
     summary.setdefault("trainer", trainer)
     summary.setdefault("game", game)
     # total_frames 0: the run is past its end, so the trainer goes straight to the evaluation; the fewest
