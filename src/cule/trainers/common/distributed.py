@@ -15,6 +15,7 @@ FPS) count all ranks' frames. NCCL on GPUs, gloo on CPUs.
 from __future__ import annotations
 
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -86,8 +87,18 @@ class Dist:
         dist.broadcast(t, 0)
         return bool(t.item())
 
-    def close(self) -> None:
-        if self._owns_group:
-            dist.barrier()
-            dist.destroy_process_group()
-            self._owns_group = False
+    def close(self, timeout_s: float = 600.0) -> None:
+        """Leaves the group once every rank has reached here. The count is kept in torchrun's store, not taken
+        by a gloo barrier: a rank that tears down its gloo connections while a peer is still finishing the
+        barrier's last exchange can abort that peer."""
+        if not self._owns_group:
+            return
+        store = dist.distributed_c10d._get_default_store()
+        store.add("cule/closing", 1)
+        deadline = time.monotonic() + timeout_s
+        while store.add("cule/closing", 0) < self.world:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"rank {self.rank}: the other ranks did not finish within {timeout_s:.0f} s")
+            time.sleep(0.01)
+        dist.destroy_process_group()
+        self._owns_group = False
