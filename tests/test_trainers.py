@@ -90,13 +90,17 @@ def test_a2c_vtrace_with_cules_optimizer_and_normalised_frames_learns_the_sanity
 
 def test_start_steps_stagger_the_episodes(tmp_path):
     """Each environment's episode starts at its own drawn step: its episode frame count afterwards is frameskip x
-    the steps since then, plus its reset's random no-ops (up to 30 frames)."""
+    the steps since then, plus its reset's random no-ops (up to 30 frames); the return it reports for each is
+    the episode's score so far, as Pong's RAM holds it (player's points, address 14, less the computer's, 13)."""
     import cule
     from cule.trainers.a2c_vtrace import Args as A2CArgs, stagger_episodes, train as train_a2c
 
-    steps, n = 40, 6
+    steps, n = 400, 6
     env = cule.AtariVectorEnv("pong", n, reward_clipping=False)
-    obs = stagger_episodes(env, env.reset(seed=1)[0], steps, 6, seed=5)
+    obs, returns = stagger_episodes(env, env.reset(seed=1)[0], steps, 6, seed=5)
+    ram = env.get_ram().cpu().long()
+    assert returns.tolist() == (ram[:, 14] - ram[:, 13]).tolist()
+    assert returns.min() < 0  # points were lost since some restarts (random play: about one in 40 steps)
     frames = env.step(torch.zeros(n, dtype=torch.long))[4]["episode_frame_number"].cpu()
     restart = torch.randint(0, steps, (n,), generator=torch.Generator().manual_seed(5))
     extra = frames - 4 * (steps - restart)

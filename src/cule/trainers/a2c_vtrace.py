@@ -207,21 +207,26 @@ def _in_turns(args: Args, ranks: Dist, B: int) -> dict:
     return loop.finish(envs)
 
 
-def stagger_episodes(env, obs: torch.Tensor, steps: int, n_actions: int, seed: int) -> torch.Tensor:
+def stagger_episodes(env, obs: torch.Tensor, steps: int, n_actions: int,
+                     seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Random actions for `steps` steps, each environment reset at a step of its own drawn uniformly from them:
     in lockstep all episodes would otherwise start, and end, together, so that the episodes finishing at any
     moment are those of one length (the short, lost ones first: the log's mean score would rise and fall in
     waves) and every batch sees the same part of the game. These steps are not trained on nor counted.
-    Returns the observation [N, ...] to act on next."""
+    Returns the observation [N, ...] to act on next and each environment's return so far in the episode it is
+    in [N] (float, on obs' device), which the episode's logged score must include."""
     n, device = obs.shape[0], obs.device
     g = torch.Generator().manual_seed(seed)
     restart = torch.randint(0, steps, (n,), generator=g)
+    returns = torch.zeros(n, device=device)
     for t in range(steps):
-        obs = env.step(torch.randint(0, n_actions, (n,), generator=g).to(device))[0]
-        mask = (restart == t).numpy()
+        obs, reward, terminated, truncated, _ = env.step(torch.randint(0, n_actions, (n,), generator=g).to(device))
+        returns = (returns + reward.float()) * ~(terminated | truncated)
+        mask = restart == t
         if mask.any():
-            obs = env.reset(options={"reset_mask": mask})[0]
-    return obs
+            obs = env.reset(options={"reset_mask": mask.numpy()})[0]
+            returns[mask.to(device)] = 0.0
+    return obs, returns
 
 
 def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
@@ -238,7 +243,9 @@ def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
     ring = Rollout.zeros(T, N, loop.contract.obs_shape, device)
     obs = env.reset(seed=args.seed + first + start)[0]
     if args.start_steps:
-        obs = stagger_episodes(env, obs, args.start_steps, loop.contract.n_actions, args.seed + first + start)
+        obs, returns = stagger_episodes(env, obs, args.start_steps, loop.contract.n_actions,
+                                        args.seed + first + start)
+        loop.scores.returns.copy_(returns)
     ring.obs[0] = obs
     n = 0  # steps since this process started (the ring is not checkpointed)
     for update in range(start, loop.num_updates):
