@@ -218,15 +218,15 @@ def stagger_episodes(env, obs: torch.Tensor, steps: int, n_actions: int,
     n, device = obs.shape[0], obs.device
     g = torch.Generator().manual_seed(seed)
     restart = torch.randint(0, steps, (n,), generator=g)
-    returns = torch.zeros(n, device=device)
+    warm = EpisodeScores(n, device)  # its running returns only: the warm-up's episodes are not logged
     for t in range(steps):
         obs, reward, terminated, truncated, _ = env.step(torch.randint(0, n_actions, (n,), generator=g).to(device))
-        returns = (returns + reward.float()) * ~(terminated | truncated)
+        warm.add(reward, terminated | truncated)
         mask = restart == t
         if mask.any():
             obs = env.reset(options={"reset_mask": mask.numpy()})[0]
-            returns[mask.to(device)] = 0.0
-    return obs, returns
+            warm.returns[mask.to(device)] = 0.0
+    return obs, warm.returns
 
 
 def _lockstep(args: Args, ranks: Dist, B: int) -> dict:

@@ -94,9 +94,10 @@ class Dist:
         if not self._owns_group:
             return
         store = dist.distributed_c10d._get_default_store()
-        store.add("cule/closing", 1)
+        # the count's next multiple of world: a group closed before in this store has left its count there
+        everyone = -(-store.add("cule/closing", 1) // self.world) * self.world
         deadline = time.monotonic() + timeout_s
-        while store.add("cule/closing", 0) < self.world:
+        while store.add("cule/closing", 0) < everyone:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"rank {self.rank}: the other ranks did not finish within {timeout_s:.0f} s")
             time.sleep(0.01)
