@@ -119,8 +119,8 @@ def test_a_run_needs_an_end(tmp_path):
         _run(tmp_path, "--minutes", "0")
 
 
-def _short_evaluation(seen=None):
-    """The evaluation of run.py, its episodes capped at 2,000 frames; records the weights and arguments in seen."""
+def _short_evaluation(seen=None, max_frames=2000):
+    """The evaluation of run.py, its episodes capped at max_frames; records the weights and arguments in seen."""
     from cule.trainers.common import evaluate as evaluation
 
     real = evaluation.evaluate
@@ -129,7 +129,7 @@ def _short_evaluation(seen=None):
         if seen is not None:
             seen["weights"] = {k: v.clone() for k, v in model.state_dict().items()}
             seen.update(kwargs)
-        return real(model, *args, **{**kwargs, "max_frames": 2000})
+        return real(model, *args, **{**kwargs, "max_frames": max_frames})
 
     return spy
 
@@ -174,3 +174,53 @@ def test_eval_only_takes_the_runs_trainer_and_refuses_another(tmp_path, monkeypa
     monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation())
     summary = _run(tmp_path, "--eval-only", "--eval-episodes", "1")  # neither --trainer nor --game
     assert loaded == ["ppo"] and summary["trainer"] == "ppo" and summary["evaluation"]["episodes"] == 1
+
+
+def _losses(path):
+    return [(r["frames"], r["loss"]) for r in csv.DictReader(open(path / "log.csv"))]
+
+
+@pytest.mark.parametrize("trainer,frames,every,sets", [("a2c_vtrace", 4096, 1024, []),
+                                                       ("ppo", 2048, 1024, ["--set", "num_steps=32"]),
+                                                       ("rainbow", 1024, 512, [])])
+def test_tests_during_training_leave_the_training_as_it_was(tmp_path, monkeypatch, trainer, frames, every, sets):
+    """--test-every tests the agent once per that many frames into tests.csv, as the final evaluation plays
+    (Rainbow: its own epsilon-greedy act, noise off), and the run trains exactly as without the tests: the
+    random streams are restored and the network goes back to training mode."""
+    seen = {}
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation(seen, max_frames=400))
+    common = ["--trainer", trainer, "--frames", str(frames), "--num-envs", "8", "--eval-episodes", "0", *sets]
+    plain = _run(tmp_path / "plain", *common)
+    summary = _run(tmp_path / "tested", *common, "--test-every", str(every), "--test-episodes", "2")
+    assert _losses(tmp_path / "tested") == _losses(tmp_path / "plain")
+    rows = list(csv.DictReader(open(tmp_path / "tested" / "tests.csv")))
+    assert [int(r["frames"]) // every for r in rows] == list(range(1, summary["at_end"]["frames"] // every + 1))
+    assert all(float(r["episodes"]) == 2 and float(r["min"]) <= float(r["score"]) <= float(r["max"]) for r in rows)
+    assert seen["noops"] is True and (seen["act"] is not None) == (trainer == "rainbow")
+    assert not (tmp_path / "plain" / "tests.csv").exists() and "tests" not in plain
+    assert summary["tests"]["count"] == len(rows) and summary["tests"]["episodes"] == 2
+
+
+def test_the_summary_finds_the_first_test_at_the_target(tmp_path, monkeypatch):
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation(max_frames=400))
+    summary = _run(tmp_path, "--trainer", "ppo", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0",
+                   "--test-every", "2048", "--test-episodes", "1")
+    rows = list(csv.DictReader(open(tmp_path / "tests.csv")))
+    first = dict(minutes=round(float(rows[0]["wall_time"]) / 60, 2), frames=int(rows[0]["frames"]),
+                 cpu_minutes=round(float(rows[0]["cpu_time"]) / 60, 2))
+    assert train.summarise(tmp_path, -1000.0)["tests"]["reached"] == first
+    assert train.summarise(tmp_path, 1000.0)["tests"]["reached"] is None
+    scores = [float(r["score"]) for r in rows]
+    assert summary["tests"]["best"]["score"] == max(scores) and summary["tests"]["last"]["score"] == scores[-1]
+    # the tests' clocks are the training's: never behind the log line of the same update
+    log = {r["frames"]: float(r["wall_time"]) for r in csv.DictReader(open(tmp_path / "log.csv"))}
+    assert all(float(r["wall_time"]) >= log[r["frames"]] for r in rows if r["frames"] in log)
+    train.plot(tmp_path, "ppo", -21.0)
+    assert (tmp_path / "curve.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("flags,message", [(["--test-every", "-1"], "--test-every"),
+                                           (["--test-every", "1000", "--test-episodes", "0"], "--test-episodes")])
+def test_test_flags_refuse_what_cannot_run(tmp_path, flags, message):
+    with pytest.raises(ValueError, match=message):
+        _run(tmp_path, "--trainer", "ppo", "--frames", "1024", "--num-envs", "8", *flags)

@@ -313,3 +313,22 @@ def test_trainers_read_the_env_contract(tmp_path, monkeypatch, trainer, autorese
     obs = torch.zeros((2, *contract.obs_shape), dtype=torch.uint8)
     out = model(obs)[0]
     assert out.shape == (2, 18)
+
+
+def test_the_log_clocks_leave_suspended_time_out_and_a_resume_keeps_the_tests_until_its_checkpoint(tmp_path):
+    from cule.trainers.common.logger import Logger
+
+    log = Logger(tmp_path, 100)
+    with log.suspended():
+        time.sleep(0.3)
+    log.log(10, episode_return=-21)
+    log.test(10, score=-20.0, episodes=1)
+    log.test(20, score=-19.0, episodes=1)
+    log.test(30, score=-18.0, episodes=1)
+    log.close()
+    row = next(csv.DictReader(open(tmp_path / "log.csv")))
+    assert float(row["wall_time"]) < 0.3 and float(row["fps"]) > 10 / 0.3
+    Logger(tmp_path, 100, start_frames=20).close()  # a resume from the checkpoint at 20 frames
+    assert [r["frames"] for r in csv.DictReader(open(tmp_path / "tests.csv"))] == ["10", "20"]
+    Logger(tmp_path, 100).close()  # a fresh run in the same folder
+    assert not (tmp_path / "tests.csv").exists()

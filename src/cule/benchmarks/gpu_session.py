@@ -21,7 +21,8 @@ as it goes (a part cut off by its budget keeps what it wrote):
               with twice the others' share, in lockstep from staggered cached
               starts with CuLE's optimizer and normalised frames
               (python -m cule.benchmarks.train): frames/s while training,
-              score against wall time;
+              score against wall time, A2C+V-trace's agent tested on 10
+              episodes every 1M frames (the time to 18 as CuLE measures it);
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
               active threads per warp, the top stall reasons;
   memcheck    (only when --parts names it) mutated saved states of
@@ -35,8 +36,8 @@ through CULE_KERNEL_DIR or the user cache folder): a missing binary is
 compiled by NVRTC at first use, one to two minutes a mapper. The output
 folder gets at most eight files: session.log, session.json,
 throughput.jsonl, throughput.png, jax_loop.jsonl, train.tar.gz (each
-trainer's log.csv, summary.json and curve.png), ncu.txt; bulky outputs
-(checkpoints) go to --work-dir.
+trainer's log.csv, tests.csv, summary.json and curve.png), ncu.txt; bulky
+outputs (checkpoints) go to --work-dir.
 
 --dry-run runs every part's command on this machine without a GPU (the
 launch shim, a few environments, seconds per part), so a typo or a missing
@@ -73,10 +74,12 @@ TRAIN_ENVS = {"a2c_vtrace": 1200, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
 # frames, its value-loss weight), episodes staggered by 400 random-play steps and started from cached states
 # (a full reset holds up its warp), and checkpoints every 1,000 updates rather than every second. With Adam at
 # 5e-4 or 2.5e-4 these 1,200-transition updates did not learn Pong in 9-20M frames; with these settings a 2-core
-# CPU run evaluated at 15.5 after 8.9M frames (docs/trainers.md).
+# CPU run evaluated at 15.5 after 8.9M frames (docs/trainers.md). The agent is tested on 10 episodes every 1M
+# frames (about 25 s at 40k frames/s): the time to 18 by the tests, as CuLE measures it, where the log's lines
+# trail the agent by one episode of each of the 1,200 environments.
 TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "optimizer=rmsprop",
                              "learning_rate=6.5e-4", "normalize_obs=True", "vf_coef=1.0", "start_steps=400",
-                             "checkpoint_every=1000"]}
+                             "checkpoint_every=1000", "test_every=1000000"]}
 TRAIN_WEIGHT = {"a2c_vtrace": 2.0}  # shares of the train part's time (others: 1)
 TEST_FILES = ["tests/test_cuda_gpu.py", "tests/test_backend_contract.py", "tests/test_jax_interop.py"]
 
@@ -188,7 +191,7 @@ def keep(part: str, args) -> None:
         import tarfile
         with tarfile.open(out / "train.tar.gz", "w:gz") as tar:
             for trainer in args.trainers:
-                for name in ("log.csv", "summary.json", "curve.png"):
+                for name in ("log.csv", "tests.csv", "summary.json", "curve.png"):
                     path = work / f"train_{trainer}" / name
                     if path.is_file():
                         tar.add(path, arcname=f"train_{trainer}/{name}")

@@ -12,14 +12,24 @@ evaluates the final agent with 30 random no-ops at the start of each of
 
   log.csv        the trainer's log: frames, wall time, the mean return of the
                  episodes finished since the previous line, losses
-  curve.png      score against frames and against wall time, the target dashed
+  tests.csv      with --test-every: the agent tested every that many frames
+                 on --test-episodes episodes (10) by the same protocol,
+                 training suspended meanwhile (CuLE's and the DQN papers'
+                 test scores during training; the clocks leave the tests out)
+  curve.png      score against frames and against wall time, the target
+                 dashed, the tests as points
   eval.json      the evaluation's scores
   summary.json   frames, wall minutes and CPU minutes (all the trainer's
                  threads: a figure that other work on the machine does not
-                 inflate) to the target (first log line at or above it, and
-                 first time the mean of 20 lines was) and at the end, best and
-                 final score, the evaluation as a raw and a human-normalised
-                 score, the preset and the machine
+                 inflate) to the target (first log line at or above it, first
+                 time the mean of 20 lines was, and first test that was) and
+                 at the end, best and final score, the evaluation as a raw and
+                 a human-normalised score, the preset and the machine
+
+A log line averages the episodes that ended since the one before, so it
+trails the agent by about one episode of every environment: with 1,200
+Pong environments that is millions of frames. The tests have no such lag;
+CuLE's convergence curves plot them.
 
 ``--resume`` continues the run in ``--output-dir`` from its last checkpoint for
 another ``--minutes`` (its log and wall clock continue); a run stopped by a
@@ -46,6 +56,7 @@ Presets (why these: docs/trainers.md):
     python -m cule.benchmarks.train --trainer rainbow --game pong --minutes 120 --target -10
     python -m cule.benchmarks.train --trainer rainbow --set noisy=False --minutes 20 --output-dir runs/no_noisy
     python -m cule.benchmarks.train --device cuda --num-envs 1200 --set num_batches=20 --set lockstep=True --minutes 10
+    python -m cule.benchmarks.train --minutes 60 --test-every 1000000   # the agent tested every 1M frames
     python -m cule.benchmarks.train --eval-only --output-dir runs/train   # that run's agent (its trainer, its game), here
 """
 from __future__ import annotations
@@ -61,6 +72,7 @@ import time
 from pathlib import Path
 
 from cule.benchmarks import add_output_dir
+from cule.trainers.common.logger import TESTS
 
 # Each trainer's settings for a curve, over its Args defaults; --set overrides them.
 PRESETS: dict[str, dict] = {
@@ -172,7 +184,8 @@ def first_reaching(rows: list[dict], scores: list[float], target: float) -> dict
 
 def summarise(output_dir: Path, target: float | None) -> dict:
     """The curve's figures from log.csv: first time and frames at the target (one line, and the mean of
-    SMOOTHED_LINES lines; left out when target is None), best and final scores."""
+    SMOOTHED_LINES lines; left out when target is None), best and final scores; and from tests.csv, when the
+    run tested its agent, the same of the tests."""
     from cule.trainers.common.evaluate import rolling_mean
 
     every = list(csv.DictReader(open(output_dir / "log.csv")))
@@ -185,7 +198,22 @@ def summarise(output_dir: Path, target: float | None) -> dict:
                 best_score=max(scores, default=None), final_score=scores[-1] if scores else None,
                 best_smoothed_score=round(max(smooth), 2) if smooth else None,
                 final_smoothed_score=round(smooth[-1], 2) if smooth else None,
-                at_end=_at(every[-1]) if every else None)
+                at_end=_at(every[-1]) if every else None, **tests_summary(output_dir, target))
+
+
+def tests_summary(output_dir: Path, target: float | None) -> dict:
+    """summary.json's block of the tests during training (tests.csv; empty when there were none): the first
+    test at or above the target, the best and the last, each with its frames and training minutes."""
+    path = output_dir / TESTS
+    rows = [r for r in csv.DictReader(open(path)) if r.get("score") not in (None, "")] if path.exists() else []
+    if not rows:
+        return {}
+    scores = [float(r["score"]) for r in rows]
+    best = max(range(len(rows)), key=scores.__getitem__)
+    return dict(tests=dict(
+        count=len(rows), episodes=int(float(rows[-1]["episodes"])),
+        **({} if target is None else dict(reached=first_reaching(rows, scores, target))),
+        best=dict(score=scores[best], **_at(rows[best])), last=dict(score=scores[-1], **_at(rows[-1]))))
 
 
 def plot(output_dir: Path, title: str, target: float) -> Path | None:
@@ -262,6 +290,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--num-envs", type=int, default=0, help="environments (0: the preset's)")
     parser.add_argument("--torch-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--eval-episodes", type=int, default=30, help="episodes of the final evaluation (0: none)")
+    parser.add_argument("--test-every", type=int, default=None, metavar="FRAMES",
+                        help="test the agent every this many emulator frames, training suspended meanwhile, into "
+                             "tests.csv (default 0, none; with --resume, the run's)")
+    parser.add_argument("--test-episodes", type=int, default=None,
+                        help="episodes of each test (default 10; with --resume, the run's)")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the environments, the network and the sampling (default 1; with --resume, the run's)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -299,6 +332,9 @@ def main(argv: list[str] | None = None) -> dict:
         settings.setdefault("total_frames", 10**10)  # the minutes decide
     if args.frames:
         settings["total_frames"] = args.frames
+    for name in ("test_every", "test_episodes"):
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
     module = trainer_module(args.trainer)
     out = Path(args.output_dir)
     run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,

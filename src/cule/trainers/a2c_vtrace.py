@@ -163,7 +163,7 @@ class _Loop:
                                episode_return=self.scores.drain(self.ranks), loss=loss, value_loss=value_loss,
                                entropy=entropy, **self.scores.by_game())
             self.log.log(self.run.frames, **{k: v for k, v in self.result.items() if k not in ("frames", "update")})
-        return self.run.end_of_update(update, self.num_updates)
+        return self.run.end_of_update(update, self.num_updates, log=self.log)
 
     def finish(self, envs: list) -> dict:
         self.run.finish(self.log, self.result)

@@ -156,7 +156,7 @@ def train(args: Args) -> dict:
                       **scores.by_game())  # by game: a mixed batch only
         log.log(run.frames, **{k: v for k, v in result.items() if k not in ("frames", "update")},
                 learning_rate=optimizer.param_groups[0]["lr"])
-        if run.end_of_update(update, num_updates):
+        if run.end_of_update(update, num_updates, log=log):
             break
     run.finish(log, result)
     env.close()

@@ -88,7 +88,8 @@ class Args(CommonArgs):
     epsilon_end: float = field(default=0.01, metadata={"help": "without --apex or --noisy: final epsilon"})
     epsilon_decay_frames: int = field(default=1_000_000, metadata={
         "help": "without --apex or --noisy: frames over which epsilon decays linearly"})
-    eval_epsilon: float = field(default=0.001, metadata={"help": "epsilon of the final evaluation (noise off)"})
+    eval_epsilon: float = field(default=0.001, metadata={
+        "help": "epsilon of the tests and the final evaluation (noise off)"})
     log_every: int = field(default=50, metadata={"help": "vector steps between log lines"})
 
 
@@ -311,6 +312,10 @@ def train(args: Args) -> dict:
                              learning_starts)
     epsilon = exploration(args, first_env, B, device)
 
+    def act(frames: torch.Tensor) -> torch.Tensor:  # tests and the evaluation: the model in eval mode (noise off)
+        return epsilon_greedy(model(frames)[0], torch.tensor(args.eval_epsilon, device=frames.device))
+    run.act = act
+
     obs, _ = env.reset(seed=args.seed + first_env + start)
     first = torch.ones(B, dtype=torch.bool, device=device)  # obs is its episode's first (older frames zero)
     valid = torch.ones(B, dtype=torch.bool, device=device)  # False: obs ended an episode, this step only resets
@@ -333,15 +338,11 @@ def train(args: Args) -> dict:
 
         if (step + 1) % args.log_every == 0 or step + 1 == num_steps:  # the only host transfers
             result = log_line(log, run.frames, step + 1, learning, scores.drain(ranks), epsilon(run.frames))
-        if run.end_of_update(step, num_steps, extra=learning.checkpoint):
+        if run.end_of_update(step, num_steps, extra=learning.checkpoint, log=log):
             break
 
     model.eval()  # noisy layers use their means from here on
-
-    def act(frames: torch.Tensor) -> torch.Tensor:
-        return epsilon_greedy(model(frames)[0], torch.tensor(args.eval_epsilon, device=frames.device))
-
-    run.finish(log, result, act=act)
+    run.finish(log, result)
     env.close()
     result.update(frames=run.frames, update=completed, grad_steps=learning.grad_steps, recent_returns=scores.recent,
                   model=model)

@@ -102,13 +102,18 @@ def _save(fig, title: str, png: str | Path) -> Path:
 
 def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str = "",
                target: float | None = None) -> Path:
-    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib); `target`:
-    a dashed line at that score."""
+    """episode_return against frames and wall time from output_dir/log.csv, as a PNG (matplotlib), and the
+    tests' mean scores from output_dir/tests.csv when the run has them; `target`: a dashed line at that score."""
     plt = _pyplot()
     rows = list(csv.DictReader(open(Path(output_dir) / "log.csv")))
+    tests = Path(output_dir) / "tests.csv"
+    tests = list(csv.DictReader(open(tests))) if tests.exists() else []
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for axis, x in ((a, "frames"), (b, "wall_time")):
         _plot_smoothed(axis, *_column(rows, "episode_return", x))
+        if tests:
+            axis.plot(*_column(tests, "score", x), "o-", color="tab:orange", markersize=3, linewidth=1,
+                      label=f"test ({tests[-1]['episodes'].split('.')[0]} episodes)")
         if target is not None:
             axis.axhline(target, color="grey", linestyle="--", linewidth=0.8)
     a.set_xlabel("emulator frames (M)")

@@ -1,9 +1,17 @@
 """Training logs: a CSV always, TensorBoard when installed (pip install tensorboard), and a progress bar with FPS."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import time
 from pathlib import Path
+
+TESTS = "tests.csv"  # test scores during training, beside log.csv
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as f:
+        return next(csv.reader(f))
 
 
 class Logger:
@@ -22,6 +30,12 @@ class Logger:
                                              else (0.0, 0.0))
         self._csv = open(self.dir / "log.csv", "a" if start_frames > 0 else "w", newline="") if enabled else None
         self._writer = None
+        # Test scores (tests.csv): kept up to the checkpoint on a resume, like the log, and written on demand.
+        if enabled and start_frames > 0:
+            self._keep_rows_until(start_frames, TESTS)
+        elif enabled:
+            (self.dir / TESTS).unlink(missing_ok=True)
+        self._suspended = self._suspended_cpu = 0.0  # time spent in suspended(): not the trainer's
         self._tb = None
         if enabled:
             try:
@@ -38,10 +52,10 @@ class Logger:
             except ImportError:
                 pass
 
-    def _keep_rows_until(self, frames: int) -> tuple[float, float]:
-        """Truncates log.csv to its rows up to `frames`; returns the last kept row's wall and CPU time (0 if
-        none)."""
-        path = self.dir / "log.csv"
+    def _keep_rows_until(self, frames: int, name: str = "log.csv") -> tuple[float, float]:
+        """Truncates the CSV `name` to its rows up to `frames`; returns the last kept row's wall and CPU time (0
+        if none)."""
+        path = self.dir / name
         if not path.exists():
             return 0.0, 0.0
         with open(path, newline="") as f:
@@ -49,7 +63,8 @@ class Logger:
             fields, rows = reader.fieldnames, [r for r in reader if float(r["frames"]) <= frames]
         if not fields:
             return 0.0, 0.0
-        self._fields = list(fields)
+        if name == "log.csv":
+            self._fields = list(fields)
         with open(path, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()
@@ -58,16 +73,53 @@ class Logger:
             return 0.0, 0.0
         return float(rows[-1]["wall_time"]), float(rows[-1].get("cpu_time") or 0.0)
 
+    def _training_time(self) -> tuple[float, float]:
+        """Wall and CPU seconds of training since this process started, time in suspended() left out."""
+        return (time.perf_counter() - self.start - self._suspended,
+                time.process_time() - self.start_cpu - self._suspended_cpu)
+
+    def _clocks(self) -> dict:
+        """The clocks of a row: the run's training wall and CPU seconds, resumes included."""
+        wall, cpu = self._training_time()
+        return {"wall_time": round(self.wall_offset + wall, 3), "cpu_time": round(self.cpu_offset + cpu, 3)}
+
     def fps(self, frames: int) -> float:
-        return (frames - self.start_frames) / max(time.perf_counter() - self.start, 1e-9)
+        return (frames - self.start_frames) / max(self._training_time()[0], 1e-9)
+
+    @contextlib.contextmanager
+    def suspended(self):
+        """Training stands still inside (a test of the agent): its wall and CPU time are not the trainer's, so
+        the log's clocks and frames/s leave them out."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self._suspended += time.perf_counter() - wall
+            self._suspended_cpu += time.process_time() - cpu
+
+    def test(self, frames: int, **scores: float) -> None:
+        """A test of the agent at a frame count: a row of tests.csv (frames, the training clocks, the scores
+        given) and the scores, prefixed test_, in TensorBoard."""
+        if not self.enabled:
+            return
+        row = {"frames": frames, **self._clocks(), **{k: float(v) for k, v in scores.items()}}
+        path = self.dir / TESTS
+        fresh = not path.exists() or path.stat().st_size == 0
+        with open(path, "a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(row) if fresh else _header(path))
+            if fresh:
+                writer.writeheader()
+            writer.writerow({k: row.get(k) for k in writer.fieldnames})
+        if self._tb:
+            for k, v in scores.items():
+                self._tb.add_scalar(f"test_{k}", v, frames)
 
     def log(self, frames: int, **scalars: float) -> None:
         """Scalars at a frame count (host floats: the only values a trainer brings back from the device)."""
         if not self.enabled:
             return
-        row = {"frames": frames, "wall_time": round(self.wall_offset + time.perf_counter() - self.start, 3),
-               "cpu_time": round(self.cpu_offset + time.process_time() - self.start_cpu, 3),
-               "fps": round(self.fps(frames), 1), **{k: float(v) for k, v in scalars.items()}}
+        row = {"frames": frames, **self._clocks(), "fps": round(self.fps(frames), 1),
+               **{k: float(v) for k, v in scalars.items()}}
         if self._writer is None:
             self._writer = csv.DictWriter(self._csv, fieldnames=self._fields or list(row))
             if self._csv.tell() == 0:

@@ -18,6 +18,9 @@ from cule.trainers.common.evaluate import evaluate, plot_curve, plot_games
 from cule.trainers.common.human_scores import log_scalars
 from cule.trainers.common.models import ObsNorm, network
 
+EVAL_SEED = 12345  # the final evaluation's environments; test k's are seeded TEST_SEED + k
+TEST_SEED = 54321
+
 
 # --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
 MULTI_GAME_HELP = ("ALE game id, or several comma-separated (pong,breakout,boxing) for one agent on all of them: "
@@ -59,6 +62,12 @@ class CommonArgs:
     eval_noops: bool = field(default=False, metadata={
         "help": "evaluate with up to 30 random no-ops at the start and no sticky actions (Mnih et al. 2015) instead"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
+    test_every: int = field(default=0, metadata={
+        "help": "test the agent every this many emulator frames (0: never), training suspended meanwhile: "
+                "--test-episodes episodes by the final evaluation's protocol, their scores in "
+                "output_dir/tests.csv against the training's frames and time (the time of the tests left out), "
+                "as CuLE and the DQN papers plot test scores during training"})
+    test_episodes: int = field(default=10, metadata={"help": "episodes of each test (--test-every)"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
@@ -76,7 +85,7 @@ class ActorCriticArgs(CommonArgs):
 # (start_steps: how a process that starts or resumes staggers its episodes, A2C+V-trace's).
 PER_RUN_ARGS = frozenset({"device", "output_dir", "resume", "total_frames", "max_minutes", "eval_episodes",
                           "eval_noops", "video", "quiet", "num_threads", "checkpoint_every", "log_every",
-                          "start_steps"})
+                          "start_steps", "test_every", "test_episodes"})
 
 
 def resume_conflicts(args, saved: dict) -> list[str]:
@@ -102,7 +111,8 @@ class Run:
 
     The network is args.network's actor-critic unless the trainer passes its own `model` (Rainbow's
     Q-network). A trainer's own state (a target network, counters) goes into `end_of_update(extra=...)`
-    and comes back on --resume as `self.extra`.
+    and comes back on --resume as `self.extra`. `act` (obs -> actions) is how the agent plays its tests and
+    its final evaluation; None samples the actor-critic's policy.
     """
 
     def __init__(self, args: CommonArgs, contract: EnvContract, model: torch.nn.Module | None = None,
@@ -139,6 +149,11 @@ class Run:
             torch.set_rng_state(state["torch_rng"])
         self.dist.broadcast_(self.model)  # torchrun: every rank starts from rank 0's weights
         self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
+        if args.test_every < 0 or args.test_episodes < 1:
+            raise ValueError(f"--test-every ({args.test_every}) must be 0 (no tests) or more, and --test-episodes "
+                             f"({args.test_episodes}) 1 or more")
+        self.act = None
+        self.tests_done = self.frames // args.test_every if args.test_every else 0
 
     @property
     def logging(self) -> bool:
@@ -158,8 +173,9 @@ class Run:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
         self.optimizer.step()
 
-    def end_of_update(self, update: int, num_updates: int, extra=None) -> bool:
-        """Checkpoints when due; returns True when the wall-clock budget is spent (checkpoint written).
+    def end_of_update(self, update: int, num_updates: int, extra=None, log=None) -> bool:
+        """Checkpoints when due, then tests the agent into `log` (a Logger) when --test-every frames have
+        passed since the last test; returns True when the wall-clock budget is spent (checkpoint written).
 
         `extra`: the trainer's own state, a dict or a function returning one (called only when saving).
         """
@@ -171,24 +187,54 @@ class Run:
                 frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
                 trainer=type(self.args).__module__.rpartition(".")[2],
                 extra=(extra() if callable(extra) else extra) or {}))
+        if log is not None and self.args.test_every and self.frames // self.args.test_every > self.tests_done:
+            self.tests_done = self.frames // self.args.test_every
+            self.test(log)
         return out_of_time
 
-    def finish(self, log, result: dict, act=None) -> None:
-        """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve.
+    def test(self, log) -> None:
+        """The agent as it is now, on --test-episodes episodes by the final evaluation's protocol, into the
+        log's tests.csv (rank 0; the other ranks wait for it at their next update). Training stands still:
+        the log's clocks leave the test out, and the random streams the trainer draws from are restored, so a
+        run trains the same with tests as without."""
+        games = game_list(self.args.game) if self.args.game != "sanity" else []
+        if not games or not self.dist.main:
+            return
+        cuda = [] if self.device.type != "cuda" else [
+            torch.cuda.current_device() if self.device.index is None else self.device.index]
+        with log.suspended(), torch.random.fork_rng(devices=cuda):
+            training = self.model.training
+            self.model.eval()
+            try:
+                if len(games) == 1:
+                    scores = self._evaluate(self.args.game, self.args.test_episodes, seed=TEST_SEED + self.tests_done)
+                    log.test(self.frames, episodes=len(scores), score=sum(scores) / len(scores), min=min(scores),
+                             max=max(scores))
+                else:
+                    scores = self._evaluate_games(games, self.args.test_episodes, TEST_SEED + self.tests_done)
+                    log.test(self.frames, **{k.removeprefix("eval_"): v for k, v in scores["log"].items()})
+            finally:
+                self.model.train(training)
 
-        `act`: obs -> actions for the evaluation (default: sample the actor-critic's policy).
-        """
+    def _evaluate(self, game: str, episodes: int, seed: int = EVAL_SEED, video: str | None = None,
+                  full_action_space: bool = False) -> list[float]:
+        return evaluate(self.model, game, episodes, self.args.device, seed=seed, act=self.act,
+                        noops=self.args.eval_noops, video=video, full_action_space=full_action_space)
+
+    def finish(self, log, result: dict) -> None:
+        """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve."""
         args = self.args
         games = game_list(args.game) if args.game != "sanity" else []
         if args.eval_episodes and games and self.dist.main:
             if len(games) == 1:
-                scores = evaluate(self.model, args.game, args.eval_episodes, args.device, act=act,
-                                  noops=args.eval_noops, video=f"{args.output_dir}/agent.gif" if args.video else None)
+                scores = self._evaluate(args.game, args.eval_episodes,
+                                        video=f"{args.output_dir}/agent.gif" if args.video else None)
                 result["eval_return"] = sum(scores) / len(scores)
                 log.log(self.frames, eval_return=result["eval_return"])
                 evaluation = dict(frames=self.frames, scores=scores, mean=result["eval_return"])
             else:
-                evaluation = self._evaluate_games(games, act)
+                evaluation = self._evaluate_games(games, args.eval_episodes, EVAL_SEED,
+                                                  video_of=games[0] if args.video else None)
                 result.update(evaluation["log"])
                 log.log(self.frames, **evaluation["log"])
             with open(f"{args.output_dir}/eval.json", "w") as f:
@@ -204,14 +250,12 @@ class Run:
             except (ImportError, FileNotFoundError, ValueError):
                 pass  # no matplotlib, or no finished episode yet
 
-    def _evaluate_games(self, games: list[str], act=None) -> dict:
+    def _evaluate_games(self, games: list[str], episodes: int, seed: int, video_of: str | None = None) -> dict:
         """A multi-task agent evaluated on each of its games in turn, over ALE's 18 actions as it was trained
-        (the GIF, if asked for, of the first game): scores per game, and the log's eval_return/<game> and
+        (the GIF of the game `video_of`, if given): scores per game, and the log's eval_return/<game> and
         human-normalised eval_hns/<game>, eval_hns_mean, eval_hns_median."""
-        args = self.args
-        scores = {g: evaluate(self.model, g, args.eval_episodes, args.device, act=act, full_action_space=True,
-                              noops=args.eval_noops,
-                              video=f"{args.output_dir}/agent.gif" if args.video and g == games[0] else None)
+        scores = {g: self._evaluate(g, episodes, seed, full_action_space=True,
+                                    video=f"{self.args.output_dir}/agent.gif" if g == video_of else None)
                   for g in games}
         means = {g: sum(s) / len(s) for g, s in scores.items()}
         return dict(frames=self.frames, scores=scores,
