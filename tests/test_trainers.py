@@ -332,3 +332,25 @@ def test_the_log_clocks_leave_suspended_time_out_and_a_resume_keeps_the_tests_un
     assert [r["frames"] for r in csv.DictReader(open(tmp_path / "tests.csv"))] == ["10", "20"]
     Logger(tmp_path, 100).close()  # a fresh run in the same folder
     assert not (tmp_path / "tests.csv").exists()
+
+
+def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
+    """--test-every with several games: each game's mean and the human-normalised mean and median, a row per
+    test; --quiet writes no log, so it plays no tests either."""
+    from cule.trainers.common import evaluate as evaluation
+
+    real, played = evaluation.evaluate, []
+
+    def short(model, game, *args, **kwargs):
+        played.append(game)
+        return real(model, game, *args, **{**kwargs, "max_frames": 400})
+
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", short)
+    args = dict(game="pong,breakout", num_envs=4, num_steps=16, total_frames=512, test_every=256, test_episodes=1)
+    train(Args(**args, output_dir=str(tmp_path)))
+    rows = list(csv.DictReader(open(tmp_path / "tests.csv")))
+    assert [r["frames"] for r in rows] == ["256", "512"] and played == ["pong", "breakout"] * 2
+    assert {"return/pong", "return/breakout", "hns_mean", "hns_median"} <= set(rows[0])
+    played.clear()
+    train(Args(**args, output_dir=str(tmp_path / "quiet"), quiet=True))
+    assert played == [] and not (tmp_path / "quiet" / "tests.csv").exists()

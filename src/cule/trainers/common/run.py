@@ -198,7 +198,7 @@ class Run:
         the log's clocks leave the test out, and the random streams the trainer draws from are restored, so a
         run trains the same with tests as without."""
         games = game_list(self.args.game) if self.args.game != "sanity" else []
-        if not games or not self.dist.main:
+        if not games or not log.enabled:  # --quiet, or a rank other than the first: nothing would be written
             return
         cuda = [] if self.device.type != "cuda" else [
             torch.cuda.current_device() if self.device.index is None else self.device.index]
