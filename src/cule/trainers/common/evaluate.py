@@ -14,9 +14,12 @@ import torch
 from torch.distributions import Categorical
 
 
+EVAL_SEED = 12345  # the seed of the evaluation's environments unless a caller gives another
+
+
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str = "cpu", seed: int = 12345,
-             noops: bool = False, greedy: bool = False, video: str | Path | None = None,
+def evaluate(model: torch.nn.Module, game: str, episodes: int = 10, device: str = "cpu",
+             seed: int = EVAL_SEED, noops: bool = False, greedy: bool = False, video: str | Path | None = None,
              max_frames: int = 108_000, act=None, full_action_space: bool = False) -> list[float]:
     """Scores of `episodes` episodes, played in parallel (one environment each).
 
@@ -113,7 +116,7 @@ def plot_curve(output_dir: str | Path, png: str | Path | None = None, title: str
         _plot_smoothed(axis, *_column(rows, "episode_return", x))
         if tests:
             axis.plot(*_column(tests, "score", x), "o-", color="tab:orange", markersize=3, linewidth=1,
-                      label=f"test ({tests[-1]['episodes'].split('.')[0]} episodes)")
+                      label=f"test ({int(float(tests[-1]['episodes']))} episodes)")
         if target is not None:
             axis.axhline(target, color="grey", linestyle="--", linewidth=0.8)
     a.set_xlabel("emulator frames (M)")

@@ -14,6 +14,25 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(f))
 
 
+def _keep_rows_until(path: Path, frames: int) -> tuple[list[str] | None, float, float]:
+    """Truncates the CSV at `path` to its rows up to `frames`; returns its columns (None if it has none) and the
+    last kept row's wall and CPU time (0 if none)."""
+    if not path.exists():
+        return None, 0.0, 0.0
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, [r for r in reader if float(r["frames"]) <= frames]
+    if not fields:
+        return None, 0.0, 0.0
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    if not rows:
+        return list(fields), 0.0, 0.0
+    return list(fields), float(rows[-1]["wall_time"]), float(rows[-1].get("cpu_time") or 0.0)
+
+
 class Logger:
     def __init__(self, output_dir: str | Path, total_frames: int, start_frames: int = 0, enabled: bool = True):
         self.enabled = enabled
@@ -24,17 +43,16 @@ class Logger:
         self.start_cpu = time.process_time()
         self.start_frames = start_frames
         self._fields: list[str] | None = None  # a resumed log's columns, which its new rows keep
-        # A resumed run continues the log (and its wall clock) from the checkpoint's frame count, dropping rows
-        # logged after that checkpoint; a fresh run starts a new log.
-        self.wall_offset, self.cpu_offset = (self._keep_rows_until(start_frames) if enabled and start_frames > 0
-                                             else (0.0, 0.0))
-        self._csv = open(self.dir / "log.csv", "a" if start_frames > 0 else "w", newline="") if enabled else None
-        self._writer = None
-        # Test scores (tests.csv): kept up to the checkpoint on a resume, like the log, and written on demand.
+        # A resumed run continues the log (and its wall clock) and its tests from the checkpoint's frame count,
+        # dropping rows logged after that checkpoint; a fresh run starts a new log and has no tests yet.
+        self.wall_offset = self.cpu_offset = 0.0
         if enabled and start_frames > 0:
-            self._keep_rows_until(start_frames, TESTS)
+            self._fields, self.wall_offset, self.cpu_offset = _keep_rows_until(self.dir / "log.csv", start_frames)
+            _keep_rows_until(self.dir / TESTS, start_frames)
         elif enabled:
             (self.dir / TESTS).unlink(missing_ok=True)
+        self._csv = open(self.dir / "log.csv", "a" if start_frames > 0 else "w", newline="") if enabled else None
+        self._writer = None
         self._suspended = self._suspended_cpu = 0.0  # time spent in suspended(): not the trainer's
         self._tb = None
         if enabled:
@@ -51,27 +69,6 @@ class Logger:
                                  dynamic_ncols=True)
             except ImportError:
                 pass
-
-    def _keep_rows_until(self, frames: int, name: str = "log.csv") -> tuple[float, float]:
-        """Truncates the CSV `name` to its rows up to `frames`; returns the last kept row's wall and CPU time (0
-        if none)."""
-        path = self.dir / name
-        if not path.exists():
-            return 0.0, 0.0
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            fields, rows = reader.fieldnames, [r for r in reader if float(r["frames"]) <= frames]
-        if not fields:
-            return 0.0, 0.0
-        if name == "log.csv":
-            self._fields = list(fields)
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(rows)
-        if not rows:
-            return 0.0, 0.0
-        return float(rows[-1]["wall_time"]), float(rows[-1].get("cpu_time") or 0.0)
 
     def _training_time(self) -> tuple[float, float]:
         """Wall and CPU seconds of training since this process started, time in suspended() left out."""

@@ -14,12 +14,11 @@ import torch
 from cule.trainers.common import checkpoint
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, game_list
-from cule.trainers.common.evaluate import evaluate, plot_curve, plot_games
+from cule.trainers.common.evaluate import EVAL_SEED, evaluate, plot_curve, plot_games
 from cule.trainers.common.human_scores import log_scalars
 from cule.trainers.common.models import ObsNorm, network
 
-EVAL_SEED = 12345  # the final evaluation's environments; test k's are seeded TEST_SEED + k
-TEST_SEED = 54321
+TEST_SEED = 54321  # test k's environments are seeded TEST_SEED + k (the final evaluation's EVAL_SEED)
 
 
 # --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
