@@ -18,7 +18,7 @@ from cule.trainers.common.evaluate import EVAL_SEED, evaluate, plot_curve, plot_
 from cule.trainers.common.human_scores import log_scalars
 from cule.trainers.common.models import ObsNorm, network
 
-TEST_SEED = 54321  # test k's environments are seeded TEST_SEED + k (the final evaluation's EVAL_SEED)
+TEST_SEED = 54321  # test k's environments are seeded TEST_SEED + k, apart from the final evaluation's
 
 
 # --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
