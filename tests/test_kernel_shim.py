@@ -9,7 +9,17 @@ RAM, TIA frames, observations, rewards, flags and counters must equal the CPU
 backend's bit for bit. On this path the state update records the TIA writes
 of the frames a step shows and cule_render draws them (the CPU backend draws
 as it emulates), and ended episodes reset in cule_reset.
+
+``_shim=True`` runs the kernels as the CPU backend's core is compiled (the
+host's side of every CULE_DEVICE_CODE switch); ``_shim="device"`` runs the
+device's side, built by the host compiler (cule.kernels.device_shim, every
+mapper built once per module, about a minute of a core each), so the code
+the GPU runs is held to the CPU backend on every game too.
 """
+import concurrent.futures
+import os
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -17,9 +27,11 @@ import torch
 import cule
 from cule import backends
 from cule.backends import cuda
+from cule.kernels import device_shim
 from conftest import report
 
 RESULTS = []
+DEVICE_RESULTS = []
 
 
 def _pair(game, n=2, _shim=True, **kwargs):
@@ -48,6 +60,17 @@ def _compare(game, steps, n=2, seed=0, **kwargs):
     return shim
 
 
+@pytest.fixture(scope="module")
+def device_code():
+    """Every mapper's library of the device's code (cule.kernels.device_shim), built before the first game
+    needs one, as many compiles at a time as there are cores; then the value of `_shim` that runs it."""
+    if shutil.which(device_shim.CXX) is None:
+        pytest.skip(f"the device shim needs a C++ compiler ({device_shim.CXX}; set CXX)")
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
+        list(pool.map(device_shim.build, cule._core.mapper_types))
+    return "device"
+
+
 @pytest.mark.parametrize("game", cule.list_games())
 def test_shim_equals_cpu_backend(game):
     shim = _compare(game, 75)
@@ -55,11 +78,29 @@ def test_shim_equals_cpu_backend(game):
     RESULTS.append((game, 75 * 2 * shim.frameskip, stats))
 
 
+@pytest.mark.parametrize("game", cule.list_games())
+def test_device_code_equals_cpu_backend(game, device_code):
+    """The kernels as the GPU compiles them (the opcode switch, the scanline loop that ends at WSYNC, the
+    TIA without the host's tables), built by the host compiler: bit-equal to the CPU backend."""
+    shim = _compare(game, 75, _shim=device_code)
+    DEVICE_RESULTS.append((game, 75 * 2 * shim.frameskip, shim.backend.render_stats()))
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("shim", ["host", "device"])
+@pytest.mark.parametrize("game", cule.list_games())
+def test_shim_equals_cpu_backend_long(game, shim, request):
+    """2,000 steps of 4 environments: episodes end and restart in the reset kernel, levels change."""
+    _compare(game, 2000, n=4, seed=1, _shim=request.getfixturevalue("device_code") if shim == "device" else True)
+
+
+@pytest.mark.parametrize("shim", ["host", "device"])
 @pytest.mark.parametrize("kwargs", [dict(autoreset_mode="SameStep", max_num_frames_per_episode=300, grayscale=False),
                                     dict(reset_mode="cache", episodic_life=True),
                                     dict(img_height=105, img_width=80, noop_max=5, maxpool=False)])
-def test_shim_equals_cpu_backend_other_settings(kwargs):
-    _compare("breakout", 150, n=3, **kwargs)
+def test_shim_equals_cpu_backend_other_settings(kwargs, shim, request):
+    _compare("breakout", 150, n=3, _shim=request.getfixturevalue("device_code") if shim == "device" else True,
+             **kwargs)
 
 
 @pytest.mark.parametrize("n, sms", [(5, 1), (40, 2), (70, 3), (33, 132)])
@@ -86,10 +127,12 @@ def test_launch_geometry_rule():
             assert -(-n // g.per_warp) >= sms * cuda.WARPS_PER_SM
 
 
-def test_shim_equals_cpu_backend_gymnasium_steps():
+@pytest.mark.parametrize("shim", ["host", "device"])
+def test_shim_equals_cpu_backend_gymnasium_steps(shim, request):
     """cule.make's steps (gymnasium's AtariEnv: the last emulated frame) draw as they go on the device path too."""
     kwargs = dict(img_height=None, img_width=None, stack_num=1, maxpool=False, noop_max=0, reward_clipping=False,
-                  use_fire_reset=False, max_num_frames_per_episode=400, _gymnasium=True)
+                  use_fire_reset=False, max_num_frames_per_episode=400, _gymnasium=True,
+                  _shim=request.getfixturevalue("device_code") if shim == "device" else True)
     stats = _compare("breakout", 120, n=2, **kwargs).backend.render_stats()
     assert stats["replayed_steps"] == 0 and stats["inline_steps"] > 0, stats
 
@@ -208,15 +251,17 @@ def test_cuda_unavailable_says_what_is_missing():
         cule.make("ALE/Pong-v5", 2, device="cuda:0")
 
 
-def test_report_shim_table():
-    if not RESULTS:
+@pytest.mark.parametrize("which", ["host", "device"])
+def test_report_shim_table(which):
+    results = RESULTS if which == "host" else DEVICE_RESULTS
+    if not results:
         pytest.skip("no game was compared")
-    replayed = sum(r[2]["replayed_steps"] for r in RESULTS)
-    drawn_inline = sum(r[2]["inline_steps"] for r in RESULTS)
-    peaks = sorted((r[2]["peak_accesses"], r[0]) for r in RESULTS)
-    report("CUDA kernels on the host launch shim vs the CPU backend",
-           f"{len(RESULTS)}/104 games bit-identical (RAM, TIA frames, observations, rewards, flags, counters), "
-           f"{RESULTS[0][1]} frames per game; steps drawn by cule_render {replayed}, by the state update "
+    replayed = sum(r[2]["replayed_steps"] for r in results)
+    drawn_inline = sum(r[2]["inline_steps"] for r in results)
+    peaks = sorted((r[2]["peak_accesses"], r[0]) for r in results)
+    report(f"CUDA kernels on the host launch shim ({which} code) vs the CPU backend",
+           f"{len(results)}/104 games bit-identical (RAM, TIA frames, observations, rewards, flags, counters), "
+           f"{results[0][1]} frames per game; steps drawn by cule_render {replayed}, by the state update "
            f"{drawn_inline}; TIA accesses recorded per step: median {peaks[len(peaks) // 2][0]}, "
            f"most {peaks[-1][0]} ({peaks[-1][1]}); log room {cuda.LOG_ACCESSES_PER_ENV}")
 
@@ -248,3 +293,15 @@ def test_kernel_signatures_come_from_the_core_and_the_shim_checks_each_argument(
         _core.shim_launch("2K", "cule_reset", 1, 64, [view.data_ptr(), 1, 0], [1, 2, 2])
     assert _core.threads_per_block == cuda.THREADS_PER_BLOCK == 64
     assert backends.torch_dtype(np.dtype(np.uint16)) == torch.uint16 and backends.torch_dtype(np.float32) == torch.float32
+
+
+def test_device_shim_refuses_a_bad_launch_and_a_bad_mapper(device_code):
+    launch = device_shim.launcher("2K")
+    with pytest.raises(ValueError, match="takes .* arguments, got 1"):
+        launch("cule_run", 1, 32, [0], [1])
+    with pytest.raises(ValueError, match="no kernel named 'cule_nothing'"):
+        launch("cule_nothing", 1, 32, [], [])
+    with pytest.raises(ValueError, match="no mapper 'XY'"):
+        device_shim.launcher("XY")
+    with pytest.raises(ValueError, match="_shim='gpu'"):
+        cule.AtariVectorEnv("pong", 1, _shim="gpu")

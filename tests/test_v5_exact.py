@@ -5,7 +5,8 @@ Same seed, same random actions from the minimal action set, v5 defaults
 truncated, lives, episode frame number and the observation are compared after
 every step. When an episode ends, gymnasium's env is reset and cule's resets
 itself on the next step (NextStep autoreset); the comparison goes on.
-Default run: 500 steps per game; ``--extended``: 10,000.
+Default run: 500 steps per game, and one other mode and difficulty for 150;
+``--extended``: 10,000, and every mode and every difficulty for 300.
 """
 import gymnasium
 import numpy as np
@@ -78,6 +79,25 @@ def test_v5_other_mode_and_difficulty(game):
     if not modes and not difficulties:
         pytest.skip(f"{game} has one mode and one difficulty")
     _check(game, 150, mode=modes[-1] if modes else None, difficulty=difficulties[-1] if difficulties else None)
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("game", cule.list_games())
+def test_v5_every_mode_and_difficulty(game):
+    """Each mode at the default difficulty and each difficulty at the default mode: a mode switches the ROM's
+    own game logic (other speeds, targets, number of players), paths random play in one mode never takes."""
+    info = cule.games.game_info(game)
+    settings = [{"mode": m} for m in info["modes"] if m != info["default_mode"]]
+    settings += [{"difficulty": d} for d in info["difficulties"] if d != 0]
+    if not settings:
+        pytest.skip(f"{game} has one mode and one difficulty")
+    failed = []
+    for kwargs in settings:
+        mismatch, _, what = compare_v5(game, 300, seed=2, **kwargs)
+        ROWS.append((f"{game} {kwargs}", 301, mismatch, what))
+        if mismatch is not None:
+            failed.append(f"{kwargs}: step {mismatch}: {what}")
+    assert not failed, f"{game}: " + "; ".join(failed)
 
 
 @pytest.mark.extended

@@ -81,7 +81,7 @@ class AtariVectorEnv(VectorEnv):
                  maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False, life_loss_info: bool = False,
                  reward_clipping: bool = True, use_fire_reset: bool = True, device: str | torch.device = "cpu",
                  reset_mode: str = "ale", reset_cache_size: int = 30, mode: int | None = None,
-                 difficulty: int | None = None, _gymnasium: bool = False, _shim: bool = False):
+                 difficulty: int | None = None, _gymnasium: bool = False, _shim: bool | int | str = False):
         self.backend = None  # set first: __del__ runs even when a check below raises
         several = isinstance(game, (list, tuple, dict))
         counts = mixed.game_counts(game, num_envs) if several else [(game, num_envs)]

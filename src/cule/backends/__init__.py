@@ -162,8 +162,8 @@ class BackendSettings:
     background: bool            # CPU backend: step in a background thread (asynchronous batches)
     start_cache: bool           # CUDA backend: reset_mode "cache", start states recorded at seeded resets
     # On "cpu", the CUDA backend's launch code on the host launch shim (tests); an int stands for the SM count
-    # its launch geometry assumes.
-    shim: bool | int = False
+    # its launch geometry assumes; "device": the kernels as the device compiles them (cule.kernels.device_shim).
+    shim: bool | int | str = False
 
 
 def create(emulator, device: torch.device, settings: BackendSettings) -> Backend:
@@ -173,9 +173,14 @@ def create(emulator, device: torch.device, settings: BackendSettings) -> Backend
     if device.type == "cuda" or s.shim:
         from ..kernels import KernelBuild
         from . import cuda
-        launcher = (cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
-                    if s.shim and device.type == "cpu"
-                    else cuda.CudaLauncher(KernelBuild(emulator.cart), device))
+        if not s.shim or device.type != "cpu":
+            launcher = cuda.CudaLauncher(KernelBuild(emulator.cart), device)
+        elif isinstance(s.shim, str):
+            if s.shim != "device":
+                raise ValueError(f"_shim={s.shim!r}: True, an SM count, or 'device' (the device's code)")
+            launcher = cuda.ShimLauncher(emulator.cart, device_code=True)
+        else:
+            launcher = cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
         return cuda.CudaBackend(emulator, device, launcher, action_set=s.action_set, obs_shape=s.obs_shape,
                                 frameskip=s.frameskip, start_cache=s.start_cache)
     from .cpu import CpuBackend

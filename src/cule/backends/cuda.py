@@ -213,17 +213,24 @@ class CudaLauncher(Launcher):
 class ShimLauncher(Launcher):
     """The same kernels compiled for the host (cule/kernels/shim.hpp): grid and block as loops.
 
-    `sms` stands in for the device's SM count in the launch geometry (default: an H100's).
+    `sms` stands in for the device's SM count in the launch geometry (default: an H100's). With
+    `device_code` the kernels are the device's code built by the host compiler (cule.kernels.device_shim),
+    else the host's, as cule._core holds them.
     """
 
-    def __init__(self, cart: str, sms: int = _core.shim_sms):
+    def __init__(self, cart: str, sms: int = _core.shim_sms, device_code: bool = False):
         self.cart = cart
         self.sms = sms
+        if device_code:
+            from ..kernels import device_shim
+            self._launch = device_shim.launcher(cart)
+        else:
+            self._launch = functools.partial(_core.shim_launch, cart)
 
     def launch(self, kernel: str, geometry: Geometry, **args) -> None:
         values = kernel_arguments(kernel, args)
-        _core.shim_launch(self.cart, kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
-                          [_KIND_CODES[kind] for _, kind in values])
+        self._launch(kernel, geometry.grid, geometry.block, [v & (2**64 - 1) for v, _ in values],
+                     [_KIND_CODES[kind] for _, kind in values])
 
 
 def launch_step(launcher, views: int, refs: torch.Tensor, actions: torch.Tensor, seeds: torch.Tensor | None,

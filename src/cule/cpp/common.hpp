@@ -23,10 +23,40 @@ typedef long long int64_t;
 // host (g++: the CPU backend and the launch shim). Where the two want
 // different code for the same result (registers are scarcer on the device,
 // tables and vector lanes cheaper on the host), this one switch says so.
+// A host compiler given -DCULE_DEVICE_CODE=1 builds the device's side
+// (cule/kernels/device_shim.py), so that the tests run it on the CPU too; the
+// few CUDA built-ins it calls get host stand-ins below.
+#ifndef CULE_DEVICE_CODE
 #if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
 #define CULE_DEVICE_CODE 1
 #else
 #define CULE_DEVICE_CODE 0
+#endif
+#endif
+// The device's code on a host compiler (not nvcc's host pass, which sees
+// CUDA's own declarations).
+#if CULE_DEVICE_CODE && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#define CULE_DEVICE_ON_HOST 1
+#include <cstring>
+inline int __ffsll(long long v) { return __builtin_ffsll(v); }
+inline unsigned __brev(unsigned v) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1u) << (31 - i);
+  return r;
+}
+// Single-precision steps rounded to nearest, as without contraction (the
+// shim builds with -ffp-contract=off); rint rounds half to even.
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline int __float2int_rn(float v) { return (int)__builtin_rintf(v); }
+template <class T>
+T atomicAdd(T* at, T v) {  // one thread at a time on the shim
+  const T old = *at;
+  *at = old + v;
+  return old;
+}
+#else
+#define CULE_DEVICE_ON_HOST 0
 #endif
 
 // The host's frame loop may dispatch opcodes threaded: each handler ends in
@@ -35,7 +65,7 @@ typedef long long int64_t;
 // shared jump mispredicts more often. It needs GCC's computed goto (g++, clang); nvcc and
 // NVRTC have none, so the kernels keep cpu::step's switch.
 #ifndef CULE_THREADED_DISPATCH
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__GNUC__)
+#if !CULE_DEVICE_CODE && !defined(__CUDACC__) && defined(__GNUC__)
 #define CULE_THREADED_DISPATCH 1
 #else
 #define CULE_THREADED_DISPATCH 0

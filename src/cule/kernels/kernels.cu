@@ -81,7 +81,7 @@ CULE_HD int work_index(int per_warp) {
 // The console slot of a working thread: shared memory on the device (the
 // launch gives each block (blockDim / 32) x per_warp MachineSlots of dynamic
 // shared memory), a local on the host.
-#if CULE_DEVICE_CODE
+#if CULE_DEVICE_CODE && !CULE_DEVICE_ON_HOST
 #define CULE_MACHINE_SLOT(name, per_warp)                                                    \
   extern __shared__ cule::MachineSlot cule_slots[];                                          \
   cule::Machine& name = cule_slots[(threadIdx.x / 32u) * (unsigned)(per_warp) + threadIdx.x % 32u].m
