@@ -1,4 +1,7 @@
-"""Shared test options and the summary lines the issues ask the test run to print."""
+"""Shared test options, fixtures, and the summary lines the issues ask the test run to print."""
+import concurrent.futures
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,23 @@ def pytest_terminal_summary(terminalreporter):
         for line in lines:
             terminalreporter.write_line(line)
 
+
+
+@pytest.fixture(scope="session")
+def device_code():
+    """Every mapper's library of the device's code (cule.kernels.device_shim), built before the first test
+    needs one, as many compiles at a time as there are cores; then the value of `_shim` that runs it."""
+    from cule import _core
+    from cule.kernels import device_shim
+
+    if shutil.which(device_shim.CXX) is None:
+        pytest.skip(f"the device shim needs a C++ compiler ({device_shim.CXX}; set CXX)")
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
+        list(pool.map(device_shim.build, _core.mapper_types))
+    return "device"
+
+
+@pytest.fixture(params=["host", "device"])
+def shim(request):
+    """The value of `_shim` for the host's side of the code (True) and for the device's."""
+    return request.getfixturevalue("device_code") if request.param == "device" else True

@@ -72,7 +72,7 @@ def test_each_environment_equals_its_single_game_env(kwargs):
     dict(autoreset_mode="SameStep", episodic_life=True, reset_mode="cache", reset_cache_size=3,
          max_num_frames_per_episode=150),
 ], ids=["sticky", "samestep-cache-short-episodes"])
-def test_shim_equals_cpu_with_one_launch_per_mapper(kwargs, monkeypatch):
+def test_shim_equals_cpu_with_one_launch_per_mapper(kwargs, shim, monkeypatch):
     """Games that share a mapper step in one launch of each kernel (their BatchViews side by side, one reset
     list), and every output equals the CPU backend's, episodes ending and restarting from cached starts too."""
     from cule.backends import cuda
@@ -85,11 +85,11 @@ def test_shim_equals_cpu_with_one_launch_per_mapper(kwargs, monkeypatch):
                                                                                    real(self, kernel, *a, **k))[1])
     actions = np.random.default_rng(1).integers(0, 18, (60, per_game * len(games)))
     cpu = _run_mixed(games, per_game, 5, actions, **kwargs)
-    shim = _run_mixed(games, per_game, 5, actions, _shim=True, **kwargs)
+    on_shim = _run_mixed(games, per_game, 5, actions, _shim=shim, **kwargs)
     steps = 1 + len(actions)  # the reset, then the steps
     for kernel in ("cule_run", "cule_render", "cule_reset", "cule_gather"):
         assert launches.count(kernel) == steps * len(mappers), (kernel, launches.count(kernel))
-    for t, (a, b) in enumerate(zip(cpu, shim)):
+    for t, (a, b) in enumerate(zip(cpu, on_shim)):
         for name in OUTPUTS + ("env_id", "game", "final_obs"):
             if name in a:
                 assert torch.equal(a[name], b[name]), f"step {t}: {name} differs on the shim"
