@@ -39,7 +39,6 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
-
 @pytest.fixture(scope="session")
 def device_code():
     """Every mapper's library of the device's code (cule.kernels.device_shim), built before the first test

@@ -26,8 +26,7 @@ from cule.backends import cuda
 from cule.kernels import device_shim
 from conftest import report
 
-RESULTS = []
-DEVICE_RESULTS = []
+RESULTS = {"host": [], "device": []}  # per side of the code: (game, frames, render stats)
 
 
 def _pair(game, n=2, _shim=True, **kwargs):
@@ -57,18 +56,12 @@ def _compare(game, steps, n=2, seed=0, **kwargs):
 
 
 @pytest.mark.parametrize("game", cule.list_games())
-def test_shim_equals_cpu_backend(game):
-    shim = _compare(game, 75)
-    stats = shim.backend.render_stats()
-    RESULTS.append((game, 75 * 2 * shim.frameskip, stats))
-
-
-@pytest.mark.parametrize("game", cule.list_games())
-def test_device_code_equals_cpu_backend(game, device_code):
-    """The kernels as the GPU compiles them (the opcode switch, the scanline loop that ends at WSYNC, the
-    TIA without the host's tables), built by the host compiler: bit-equal to the CPU backend."""
-    shim = _compare(game, 75, _shim=device_code)
-    DEVICE_RESULTS.append((game, 75 * 2 * shim.frameskip, shim.backend.render_stats()))
+def test_shim_equals_cpu_backend(game, shim):
+    """With the host's code, and with the kernels as the GPU compiles them (the opcode switch, the scanline
+    loop that ends at WSYNC, the TIA without the host's tables) built by the host compiler."""
+    env = _compare(game, 75, _shim=shim)
+    RESULTS["device" if shim == "device" else "host"].append((game, 75 * 2 * env.frameskip,
+                                                              env.backend.render_stats()))
 
 
 @pytest.mark.extended
@@ -233,7 +226,7 @@ def test_cuda_unavailable_says_what_is_missing():
 
 @pytest.mark.parametrize("which", ["host", "device"])
 def test_report_shim_table(which):
-    results = RESULTS if which == "host" else DEVICE_RESULTS
+    results = RESULTS[which]
     if not results:
         pytest.skip("no game was compared")
     replayed = sum(r[2]["replayed_steps"] for r in results)

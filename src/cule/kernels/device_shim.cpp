@@ -5,7 +5,6 @@
 // grid and block as loops. One library per mapper (-DCULE_CART=...), built
 // and loaded by cule/kernels/device_shim.py; its one entry point launches a
 // kernel by name as cule._core.shim_launch does.
-#include <cstring>
 #include <exception>
 #include <string>
 
@@ -30,15 +29,13 @@ namespace cule::shim::unit {
 // Launches kernel `name`; returns null, or what went wrong (valid until the next call).
 extern "C" __attribute__((visibility("default"))) const char* cule_device_shim_launch(
     const char* name, unsigned grid, unsigned block, const uint64_t* args, const uint8_t* kinds, size_t count) {
+  static const cule::shim::Kernels table = CULE_SHIM_UNIT_KERNELS;
   static std::string error;
   try {
-#define CULE_KERNEL_PICK(kernel, tag)                                                                \
-  if (std::strcmp(name, #kernel) == 0) {                                                             \
-    cule::shim::Launcher<&cule::shim::unit::kernel>::launch_words(grid, block, args, kinds, count); \
-    return nullptr;                                                                                  \
-  }
-    CULE_KERNEL_LIST(CULE_KERNEL_PICK)
-#undef CULE_KERNEL_PICK
+    if (const cule::shim::Launch launch = cule::shim::kernel_named(table, name)) {
+      launch(grid, block, args, kinds, count);
+      return nullptr;
+    }
     error = std::string("no kernel named '") + name + "'";
   } catch (const std::exception& e) {
     error = e.what();

@@ -55,7 +55,8 @@ def build(cart: str, folder: Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + f".{os.getpid()}.part")
     try:
-        done = subprocess.run([CXX, *options(cart), f"-I{CORE_HEADERS}", str(SOURCE), "-o", str(partial)], capture_output=True, text=True)
+        done = subprocess.run([CXX, *options(cart), f"-I{CORE_HEADERS}", str(SOURCE), "-o", str(partial)],
+                              capture_output=True, text=True)
     except FileNotFoundError:
         raise RuntimeError(f"the device shim needs a C++ compiler: {CXX!r} was not found (set CXX)") from None
     if done.returncode != 0:

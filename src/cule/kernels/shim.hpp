@@ -95,6 +95,22 @@ struct Launcher<Kernel> {
   }
 };
 
+// The Kernels table of the kernels that kernels.cu defines when included in
+// namespace cule::shim::unit (by a mapper's unit, host/mapper_unit.cpp, or
+// by the device's code, device_shim.cpp).
+#define CULE_SHIM_UNIT_LAUNCH(name, tag) &cule::shim::Launcher<&cule::shim::unit::name>::launch_words,
+#define CULE_SHIM_UNIT_KERNELS \
+  cule::shim::Kernels { CULE_KERNEL_LIST(CULE_SHIM_UNIT_LAUNCH) }
+
+// Kernel `name` of a table, or null when none is called so.
+inline Launch kernel_named(const Kernels& k, const std::string& name) {
+#define CULE_KERNEL_PICK(id, tag) \
+  if (name == #id) return k.id;
+  CULE_KERNEL_LIST(CULE_KERNEL_PICK)
+#undef CULE_KERNEL_PICK
+  return nullptr;
+}
+
 // Defined by each mapper's unit (as an explicit specialization, so no
 // other translation unit may instantiate it: bind_shim.cpp dispatches).
 template <class Cart>

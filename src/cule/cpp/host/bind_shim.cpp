@@ -26,10 +26,7 @@ const shim::Kernels& kernels(CartType type) {
 }
 
 shim::Launch kernel(const shim::Kernels& k, const std::string& name) {
-#define CULE_KERNEL_PICK(id, tag) \
-  if (name == #id) return k.id;
-  CULE_KERNEL_LIST(CULE_KERNEL_PICK)
-#undef CULE_KERNEL_PICK
+  if (const shim::Launch launch = shim::kernel_named(k, name)) return launch;
   throw std::invalid_argument("no kernel named '" + name + "'");
 }
 

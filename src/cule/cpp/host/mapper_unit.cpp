@@ -25,9 +25,7 @@ template const MapperOps& ops_of<CULE_UNIT_CART, Games>();
 namespace shim {
 template <>
 const Kernels& kernels_of<CULE_UNIT_CART>() {
-#define CULE_KERNEL_LAUNCH(name, tag) &Launcher<&unit::name>::launch_words,
-  static const Kernels table{CULE_KERNEL_LIST(CULE_KERNEL_LAUNCH)};
-#undef CULE_KERNEL_LAUNCH
+  static const Kernels table = CULE_SHIM_UNIT_KERNELS;
   return table;
 }
 }  // namespace shim
