@@ -22,15 +22,16 @@ def test_the_registry_holds_every_game_ale_py_registers():
     assert spec.kwargs == {**gymnasium.spec("ALE/MsPacman-v5").kwargs}
 
 
-@pytest.mark.parametrize("name,obs_type", [("Pong", "rgb"), ("Breakout", "rgb"), ("MsPacman", "grayscale"),
-                                           ("Seaquest", "ram")])
-def test_make_equals_ale_py_step_for_step(name, obs_type):
+@pytest.mark.parametrize("name,obs_type,seed", [("Pong", "rgb", 11), ("Breakout", "rgb", 11),
+                                                ("MsPacman", "grayscale", 11), ("Seaquest", "ram", 11),
+                                                ("Breakout", "rgb", 2**40)])  # any seed SeedSequence takes
+def test_make_equals_ale_py_step_for_step(name, obs_type, seed):
     ours = gymnasium.make(f"cule/{name}-v5", obs_type=obs_type, render_mode="rgb_array")
     theirs = gymnasium.make(f"ALE/{name}-v5", obs_type=obs_type, render_mode="rgb_array")
     assert ours.observation_space == theirs.observation_space and ours.action_space == theirs.action_space
     assert ours.unwrapped.get_action_meanings() == theirs.unwrapped.get_action_meanings()
     rng = np.random.default_rng(7)
-    a, b = ours.reset(seed=11), theirs.reset(seed=11)
+    a, b = ours.reset(seed=seed), theirs.reset(seed=seed)
     np.testing.assert_array_equal(a[0], b[0])
     assert a[1] == {k: b[1][k] for k in a[1]}
     episodes = 1

@@ -141,6 +141,27 @@ def test_a_key_draws_one_seed_per_environment_and_a_closed_env_refuses_calls():
         cj.make("pong", 2, autoreset_mode="SameStep")
 
 
+def test_seeds_outside_ales_range_are_refused_and_the_env_still_resets():
+    """A seed below 0 would leave a never-powered console off and its reset would never end; one that wraps past
+    int32 would do the same to a later environment."""
+    env = cj.make("pong", 3)
+    for seed in (-1, 2**31 - 2, 2**40):
+        with pytest.raises(ValueError, match=r"seeds must lie in \[0, 2147483647\]"):
+            env.reset(seed)
+    with pytest.raises(TypeError, match="not a bool"):
+        env.reset(True)
+    start = jnp.array([env.handle, 0], jnp.int32)
+    with pytest.raises(Exception, match="seed -1 of environment 1 is below 0"):  # the handler's own check
+        jax.block_until_ready(env._reset(start, jnp.array([0, -1, 2], jnp.int32)))
+    with pytest.raises(Exception, match="seeds is float32 with 3 elements; expected int32 with 3"):
+        jax.block_until_ready(env._reset(start, jnp.zeros(3, jnp.float32)))
+    state, obs, _ = env.reset(2**31 - 3)
+    ref = cule.AtariVectorEnv("pong", 3)
+    np.testing.assert_array_equal(np.asarray(obs), ref.reset(seed=2**31 - 3)[0].numpy())
+    env.close()
+    ref.close()
+
+
 def test_a_launch_plan_checks_its_calls_and_a_closed_one_refuses_them():
     env = cj.make("pong", 2, _shim=True)
     state, obs, _ = env.reset(0)

@@ -152,6 +152,8 @@ def test_states_round_trip_and_reset_mask():
 @pytest.mark.parametrize("args, kwargs, error, match", [
     (([],), {}, ValueError, "at least one game"),
     ((["pong", "pong"],), {}, ValueError, "listed twice"),
+    ((["pong", "ALE/Pong-v5"],), {}, ValueError, "listed twice"),
+    (({"PongNoFrameskip-v4": 1, "breakout": 1, "Pong": 2},), {}, ValueError, "listed twice"),
     (({"pong": 2, "breakout": 1},), {"num_envs": 4}, ValueError, "disagrees"),
     (({"pong": 0},), {}, ValueError, "int >= 1"),
     ((["pong", 3],), {}, TypeError, "str"),
@@ -173,6 +175,19 @@ def test_is_an_atari_vector_env_with_the_full_action_set():
     with pytest.raises(ValueError, match="outside the action set"):
         env.step(torch.tensor([18, 0]))
     env.close()
+
+
+@pytest.mark.parametrize("games, num_envs", [(["pong"], 2), ({"ALE/Pong-v5": 2}, None)])
+def test_a_batch_of_one_game_given_as_a_list_or_dict(games, num_envs):
+    """A list or dict of one game is a mixed batch of that game alone: ALE's 18 actions, info["game"]."""
+    env, single = cule.AtariVectorEnv(games, num_envs), cule.AtariVectorEnv("pong", 2, full_action_space=True)
+    assert env.games == ["pong"] and env.single_action_space.n == 18
+    assert torch.equal(env.reset(seed=3)[0], single.reset(seed=3)[0])
+    for a in np.random.default_rng(1).integers(0, 18, (20, 2)):
+        mine, theirs = env.step(a), single.step(a)
+        assert torch.equal(mine[0], theirs[0]) and mine[4]["game"].tolist() == [0, 0]
+    env.close()
+    single.close()
 
 
 def test_make_with_several_ids_equals_make_per_game():

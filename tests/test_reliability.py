@@ -231,6 +231,35 @@ def test_bad_input_is_refused_and_changes_nothing(batch_size):
     assert torch.equal(clean.get_ram(), noisy.get_ram())
 
 
+@pytest.mark.parametrize("batch_size", [0, 2])
+def test_send_and_recv_out_of_turn_are_refused_and_lose_nothing(batch_size):
+    """send() steps the batch returned last and recv() returns the next: a recv() before that batch is sent
+    would pass over its environments for good, and a second send() would have no batch to step."""
+    kwargs = dict(num_threads=2, batch_size=batch_size)
+    clean, noisy = cule.AtariVectorEnv("pong", 4, **kwargs), cule.AtariVectorEnv("pong", 4, **kwargs)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before recv\(\)"):
+        noisy.recv()
+    clean.reset(seed=2)
+    noisy.reset(seed=2)
+    batch, rng, seen = clean.batch_size, np.random.default_rng(0), set()
+    for t in range(12):
+        actions = rng.integers(0, 6, size=batch)
+        if t % 4 == 0:
+            with pytest.raises(RuntimeError, match=r"recv\(\) before send\(\): environments \["):
+                noisy.recv()
+        noisy.send(actions)
+        if t % 4 == 1:
+            with pytest.raises(RuntimeError, match=r"send\(\) twice"):
+                noisy.send(actions)
+        a, b = clean.step(actions), noisy.recv()
+        for x, y in zip(a[:4], b[:4]):
+            assert torch.equal(x, y), f"step {t}"
+        assert torch.equal(a[4]["env_id"], b[4]["env_id"])
+        seen.update(b[4]["env_id"].tolist())
+    assert seen == {0, 1, 2, 3}  # every environment kept its turn
+    assert torch.equal(clean.get_ram(), noisy.get_ram())
+
+
 def test_closed_env_refuses_everything():
     env = cule.AtariVectorEnv("pong", 2)
     env.reset(seed=0)
@@ -255,6 +284,43 @@ def test_closed_env_refuses_everything():
 def test_values_past_what_the_core_holds_are_refused_not_truncated(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         cule.AtariVectorEnv("pong", 1, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, error, pattern", [
+    (dict(grayscale="False"), TypeError, "grayscale must be a bool, got 'False'"),
+    (dict(reward_clipping=None), TypeError, "reward_clipping must be a bool, got None"),
+    (dict(full_action_space="yes"), TypeError, "full_action_space must be a bool"),
+    (dict(episodic_life=2), TypeError, "episodic_life must be a bool, got 2"),
+    (dict(img_height=84.7), ValueError, r"img_height must be an int >= 1 \(or None"),
+    (dict(img_width=True), ValueError, "img_width must be an int >= 1"),
+    (dict(img_height="84"), ValueError, "img_height must be an int >= 1"),
+    (dict(img_height=0), ValueError, "img_height must be an int >= 1"),
+    (dict(max_num_frames_per_episode=float("nan")), ValueError, "max_num_frames_per_episode must be an int"),
+    (dict(max_num_frames_per_episode="100"), ValueError, "max_num_frames_per_episode must be an int"),
+    (dict(max_num_frames_per_episode=1.5), ValueError, "max_num_frames_per_episode must be an int"),
+    (dict(repeat_action_probability="0.25"), ValueError, r"repeat_action_probability must be a number in \[0, 1\]"),
+    (dict(repeat_action_probability=None), ValueError, "repeat_action_probability must be a number"),
+    (dict(repeat_action_probability=float("nan")), ValueError, "repeat_action_probability must be a number"),
+    (dict(thread_affinity_offset="0"), ValueError, "thread_affinity_offset must be an int"),
+    (dict(device="gpu"), ValueError, r"device must be 'cpu' or 'cuda\[:N\]', got 'gpu'"),
+    (dict(device=None), ValueError, "device must be .*, got None"),
+])
+def test_arguments_of_the_wrong_type_are_refused_not_converted(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        cule.AtariVectorEnv("pong", 1, **kwargs)
+
+
+def test_flags_take_bools_of_numpy_and_zero_or_one():
+    env = cule.AtariVectorEnv("pong", 1, grayscale=np.bool_(False), maxpool=0, episodic_life=1,
+                              repeat_action_probability=np.float32(0.25), img_height=np.int64(42))
+    assert env.single_observation_space.shape == (4, 42, 84, 3)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="include_rng must be a bool, got 'no'"):
+        env.clone_state(include_rng="no")
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(options="reset_mask")
+    obs, _ = env.reset(options={"reset_mask": np.ones(1, bool)})
+    assert obs.shape == (1, 4, 42, 84, 3)
 
 
 def test_numpy_num_envs_cannot_slip_past_the_memory_estimate():
@@ -391,3 +457,49 @@ def test_same_seed_same_bits_across_threads_and_processes(reset_mode):
     here = {threads: scope["digest"](threads, reset_mode) for threads in (1, 3)}
     there = [_digest_in_subprocess(threads, reset_mode, hash_seed) for threads, hash_seed in ((2, 1), (4, 2))]
     assert len(set(here.values()) | set(there)) == 1, (here, there)
+
+
+# ---- a fork's child: it inherits the environments but none of their threads
+
+_FORK = """
+import hashlib, os, select, signal, sys, numpy as np, cule
+game, kwargs = GAME, KWARGS
+env = cule.AtariVectorEnv(game, **kwargs)
+env.reset(seed=3)
+batch = env.batch_size
+def run(steps):
+    h, rng = hashlib.sha256(), np.random.default_rng(1)
+    for _ in range(steps):
+        out = env.step(rng.integers(0, 4, size=batch))
+        h.update(out[0].numpy().tobytes() + out[4]["env_id"].numpy().tobytes())
+    return h.hexdigest()
+run(5)
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(write, run(40).encode())
+    os._exit(0)
+mine = run(40)
+if not select.select([read], [], [], 120)[0]:
+    os.kill(pid, signal.SIGKILL)
+    sys.exit("the child did not step within 120 s")
+theirs = os.read(read, 64).decode()
+os.waitpid(pid, 0)
+print(mine == theirs, mine, theirs)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("game, kwargs", [
+    ("pong", dict(num_envs=4, num_threads=2)),
+    ("pong", dict(num_envs=4, num_threads=2, batch_size=2)),  # asynchronous: a Python thread steps the batch
+    (["pong", "breakout"], dict(num_envs=2, num_threads=2)),  # a mixed batch's own pool
+])
+def test_a_forked_child_steps_as_its_parent(game, kwargs):
+    """A fork's child (multiprocessing's default start on Linux) steps its copy of the environments with threads
+    of its own, bit for bit as the parent steps the original."""
+    code = _FORK.replace("GAME", repr(game)).replace("KWARGS", repr(kwargs))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[0] == "True", out.stdout

@@ -39,7 +39,7 @@ def test_bankswitch_detection_matches_ale_on_all_bundled_roms():
     assert not mismatches
 
 
-@pytest.mark.parametrize("name", ["pong", "Pong", "ALE/Pong-v5", "PongNoFrameskip-v4", "Pong-v0", "  pong "])
+@pytest.mark.parametrize("name", ["pong", "Pong", "ALE/Pong-v5", "cule/Pong-v5", "PongNoFrameskip-v4", "Pong-v0", "  pong "])
 def test_names_resolve(name):
     assert cule.load_rom(name).game == "pong"
 

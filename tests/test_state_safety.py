@@ -86,6 +86,32 @@ def test_digest_is_the_sum_of_the_payloads_words_and_catches_a_flipped_bit():
         env.restore_state(rows)
 
 
+@pytest.mark.parametrize("side", ["cpu", "host", "device"])  # the CPU backend; the kernels' code, either side
+@pytest.mark.parametrize("height, width, stack, grayscale", [(3, 5, 3, True), (1, 1, 1, False)])
+def test_rows_of_any_observation_size_are_whole_words_and_restore_from_storage(height, width, stack, grayscale,
+                                                                                side, request):
+    """Observations of odd byte counts make byte parts of odd sizes: each is rounded up to a word in the row, so
+    the digest a save sums part by part is the one a load checks word by word, and no byte is left out of it."""
+    shim = {"cpu": False, "host": True}.get(side) or request.getfixturevalue("device_code")
+    env = _env("pong", shim, img_height=height, img_width=width, stack_num=stack, grayscale=grayscale,
+               autoreset_mode="SameStep")
+    rows = env.clone_state()
+    assert (rows.shape[1] - H) % 4 == 0
+    expected = rows[:, H:].numpy().view("<u4").astype(np.uint64).sum(axis=1, dtype=np.uint64)
+    assert np.array_equal(state_format.digests(rows).numpy().view(np.uint64), expected)
+    env.restore_state(rows.clone())  # a stored copy: the digest is checked
+    start = H
+    for part, size in env.emulator.state_layout(True):
+        for at in (start, start + size - 1):  # each part's first byte and its last (a zero after a byte part)
+            damaged = rows.clone()
+            damaged[1, at] ^= 0x10
+            with pytest.raises(StateError, match="does not sum to the digest"):
+                env.restore_state(damaged)
+        start += size
+    assert start == rows.shape[1]
+    env.close()
+
+
 # (field, game, value, dtype): a value the emulator never makes, which the checks must refuse
 BAD_VALUES = [
     ("tia.config", "pong", 0xFFFF, "<u2"), ("tia.current_buffer", "pong", 2, "u1"),

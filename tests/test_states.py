@@ -207,7 +207,10 @@ def test_bad_states_are_refused_and_change_nothing():
     _refused(env, "state", match="uint8 tensor")
     mixed = good.clone()
     mixed[1, 20] = 0  # row 1 claims to hold no RNG
-    _refused(env, mixed, match="different games, options or include_rng")
+    _refused(env, mixed, match=r"row 1's header differs from row 0's in its include_rng flag \(byte 20\)")
+    damaged = good.clone()
+    damaged[1, 30] ^= 1  # a flipped bit in row 1's game name
+    _refused(env, damaged, match="differs from row 0's in its game name .* or a header was damaged")
     with pytest.raises(ValueError, match="both sources and destinations"):
         env.copy_state([0, 1], [1, 0])
     with pytest.raises(ValueError, match="twice"):

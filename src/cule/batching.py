@@ -33,6 +33,9 @@ class BatchQueue:
         """The ids the next send() steps; until the next batch is taken, none await actions."""
         if self.last_ids is None:
             raise RuntimeError("call reset() before step() or send()")
+        if self.last_ids is NO_IDS:
+            raise RuntimeError("send() twice: the last batch returned is stepping already; recv() the next batch, "
+                               "then send() its actions")
         ids, self.last_ids = self.last_ids, NO_IDS
         return ids
 
@@ -45,6 +48,12 @@ class BatchQueue:
 
     def wait_for_batch(self) -> None:
         """Waits for background steps until batch_size environments are ready."""
+        if self.last_ids is None:
+            raise RuntimeError("call reset() before recv()")
+        if self.last_ids is not NO_IDS:  # the next batch would take their place, and they would never step again
+            raise RuntimeError(f"recv() before send(): environments {self.last_ids.tolist()} of the last batch "
+                               f"returned wait for their actions; send() them first (each send() steps the "
+                               f"batch that reset() or recv() returned last)")
         while sum(map(len, self._ready)) < self.batch_size:
             if not self._pending:
                 raise RuntimeError("recv() without a matching send()")

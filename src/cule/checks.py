@@ -4,6 +4,7 @@ Each raises an error that names the argument, what it got and what it takes, bef
 """
 from __future__ import annotations
 
+import collections.abc
 import os
 
 import numpy as np
@@ -12,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 
 RESET_MODES = ("ale", "cache")
 MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
+MAX_GYMNASIUM_SEED = 2**63 - 1  # gymnasium's envs hand a seed to SeedSequence, which takes any int >= 0
 
 
 def autoreset_mode(value) -> AutoresetMode:
@@ -44,13 +46,41 @@ def check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, 
             raise ValueError(f"{name} must be at most {high}, got {value!r}")
     if batch_size > num_envs:
         raise ValueError(f"batch_size ({batch_size}) cannot exceed num_envs ({num_envs})")
-    if not 0.0 <= repeat_action_probability <= 1.0:
-        raise ValueError(f"repeat_action_probability must be in [0, 1], got {repeat_action_probability!r}")
+    if not _is_real(repeat_action_probability) or not 0.0 <= repeat_action_probability <= 1.0:
+        raise ValueError(f"repeat_action_probability must be a number in [0, 1], got {repeat_action_probability!r}")
     if reset_mode not in RESET_MODES:
         raise ValueError(f"reset_mode must be one of {RESET_MODES}, got {reset_mode!r}")
     if continuous:
         raise NotImplementedError("continuous actions are not supported; use discrete actions "
                                   "(full_action_space=True gives ALE's legal action set)")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return _is_int(value) or isinstance(value, (float, np.floating))
+
+
+def check_flags(**flags) -> None:
+    """Each a bool (or 0 or 1): bool() would take the string "False" as true."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)) and not (_is_int(value) and value in (0, 1)):
+            raise TypeError(f"{name} must be a bool, got {value!r}")
+
+
+def check_types(*, flags: dict, img_height, img_width, max_num_frames_per_episode, thread_affinity_offset) -> None:
+    """The arguments a plain conversion would take wrongly: bool("False") is True, int(84.7) is 84."""
+    check_flags(**flags)
+    for name, value in (("img_height", img_height), ("img_width", img_width)):
+        if value is not None and (not _is_int(value) or value < 1):
+            raise ValueError(f"{name} must be an int >= 1 (or None: the native size), got {value!r}")
+    if max_num_frames_per_episode is not None and not _is_int(max_num_frames_per_episode):
+        raise ValueError(f"max_num_frames_per_episode must be an int (0 or None: no limit), "
+                         f"got {max_num_frames_per_episode!r}")
+    if not _is_int(thread_affinity_offset):
+        raise ValueError(f"thread_affinity_offset must be an int, got {thread_affinity_offset!r}")
 
 
 def frame_limit(max_num_frames_per_episode) -> int:
@@ -62,10 +92,13 @@ def frame_limit(max_num_frames_per_episode) -> int:
     return limit
 
 
-def checked_device(device) -> torch.device:
-    device = torch.device(device)
-    if device.type not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {str(device)!r}")
+def checked_device(given) -> torch.device:
+    try:
+        device = torch.device(given)
+    except (RuntimeError, TypeError):  # "gpu", None
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {given!r}")
     if device.type == "cuda":
         from .backends.cuda import check_cuda
         check_cuda(device)
@@ -84,8 +117,8 @@ def reset_seeds(seed, powered: np.ndarray, gymnasium: bool = False) -> np.ndarra
     """int64 seeds of the environments a reset resets (`powered`: bool, whether each holds a console yet), -1
     where None keeps a console and its RNG. One never powered on draws a fresh seed, as ale-py's random_device
     would. gymnasium's AtariEnv turns a seed into (numpy seed, ALE seed) with SeedSequence(seed); ALE gets the
-    second."""
-    seeds = given_seeds(seed, len(powered))
+    second, so there any seed SeedSequence takes will do (as int64)."""
+    seeds = given_seeds(seed, len(powered), MAX_GYMNASIUM_SEED if gymnasium else MAX_SEED)
     fresh = (seeds < 0) & ~powered
     if fresh.any():
         seeds[fresh] = np.random.SeedSequence().generate_state(int(fresh.sum())) & MAX_SEED
@@ -95,14 +128,15 @@ def reset_seeds(seed, powered: np.ndarray, gymnasium: bool = False) -> np.ndarra
     return seeds
 
 
-def given_seeds(seed, count: int) -> np.ndarray:
-    """int64 [count] seeds from reset's `seed` argument, -1 for None."""
+def given_seeds(seed, count: int, high: int = MAX_SEED) -> np.ndarray:
+    """int64 [count] seeds in [0, high] from reset's `seed` argument, -1 for None."""
+    why = " (ALE's random_seed is a C int)" if high == MAX_SEED else ""
     if seed is None:
         return np.full(count, -1, dtype=np.int64)
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        if not 0 <= int(seed) <= MAX_SEED - (count - 1):
-            raise ValueError(f"seeds must lie in [0, {MAX_SEED}] (ALE's random_seed is a C int): seed "
-                             f"{seed!r} seeds {seed!r} .. {int(seed) + count - 1}")
+    if _is_int(seed):
+        if not 0 <= int(seed) <= high - (count - 1):
+            raise ValueError(f"seeds must lie in [0, {high}]{why}: seed {seed!r} seeds {seed!r} .. "
+                             f"{int(seed) + count - 1}")
         return np.arange(int(seed), int(seed) + count, dtype=np.int64)
     if isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
         seeds = np.asarray(seed.cpu() if isinstance(seed, torch.Tensor) else seed)
@@ -110,15 +144,16 @@ def given_seeds(seed, count: int) -> np.ndarray:
             raise ValueError(f"seed must be an int or {count} integer seeds (one per environment reset), "
                              f"got shape {seeds.shape} dtype {seeds.dtype}")
         # compared before any conversion: a uint64 above 2**63 must not wrap to a negative int64
-        if seeds.size and (seeds.min() < 0 or seeds.max() > MAX_SEED):
-            raise ValueError(f"seeds must lie in [0, {MAX_SEED}] (ALE's random_seed is a C int), "
-                             f"got {seeds.min()}..{seeds.max()}")
+        if seeds.size and (seeds.min() < 0 or seeds.max() > high):
+            raise ValueError(f"seeds must lie in [0, {high}]{why}, got {seeds.min()}..{seeds.max()}")
         return seeds.astype(np.int64)
     raise TypeError(f"seed must be None, an int or an array of ints, got {type(seed).__name__}")
 
 
 def reset_mask(options, num_envs: int) -> np.ndarray:
     """The ids (int32) a reset with these options resets: all, or those of options["reset_mask"]."""
+    if options is not None and not isinstance(options, collections.abc.Mapping):
+        raise TypeError(f"options must be a dict such as {{'reset_mask': mask}}, got {type(options).__name__}")
     unknown = set(options or ()) - {"reset_mask"}
     if unknown:  # ale-py's vector env reads reset_mask alone; anything else would be ignored without a word
         raise ValueError(f"reset() knows the option 'reset_mask' only, got {sorted(unknown)}")

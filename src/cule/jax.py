@@ -218,8 +218,13 @@ class JitEnv:
     def reset(self, key_or_seed):
         """Resets every environment: a PRNG key draws one seed per environment, an int seeds environment i with
         seed + i (as AtariVectorEnv.reset(seed=...))."""
+        if isinstance(key_or_seed, (bool, np.bool_)):
+            raise TypeError("reset takes an int seed or a PRNG key, not a bool")
         if isinstance(key_or_seed, (int, np.integer)):
-            seeds = jnp.arange(self.num_envs, dtype=jnp.int32) + jnp.int32(key_or_seed)
+            # checked here: a seed below 0 (or one that wraps past int32) would leave a console off, and its reset
+            # would never end
+            from .checks import given_seeds
+            seeds = jnp.asarray(given_seeds(key_or_seed, self.num_envs).astype(np.int32))
         else:
             seeds = jax.random.randint(key_or_seed, (self.num_envs,), 0, 2**31 - 1, dtype=jnp.int32)
         state, obs, *outputs = _fenced(self._reset(jnp.array([self.handle, 0], dtype=jnp.int32), seeds))

@@ -6,11 +6,11 @@ import torch
 from .vector_env import AtariVectorEnv
 
 
-def make(env_id: str | list[str] | dict[str, int], num_envs: int | None = 1, *, device: str | torch.device = "cpu",
+def make(env_id: str | list[str] | dict[str, int], num_envs: int | None = None, *, device: str | torch.device = "cpu",
          mode: int | None = None, difficulty: int | None = None, obs_type: str = "rgb", frameskip: int = 4,
          repeat_action_probability: float = 0.25, full_action_space: bool | None = None,
          max_num_frames_per_episode: int | None = 108000, num_threads: int = 0) -> AtariVectorEnv:
-    """`num_envs` copies of ``gymnasium.make(env_id)`` for an ALE game, stepped together.
+    """`num_envs` (default 1) copies of ``gymnasium.make(env_id)`` for an ALE game, stepped together.
 
     The defaults are those of ``ALE/<Game>-v5``: RGB observations of the native
     screen (210x160, 250x160 for PAL games), frameskip 4 with rewards summed,
@@ -28,6 +28,8 @@ def make(env_id: str | list[str] | dict[str, int], num_envs: int | None = 1, *, 
     must then have one size.
     """
     several = isinstance(env_id, (list, tuple, dict))
+    if num_envs is None and not isinstance(env_id, dict):  # a dict gives the counts itself
+        num_envs = 1
     if full_action_space is None:
         full_action_space = several
     if obs_type not in ("rgb", "grayscale"):

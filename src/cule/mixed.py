@@ -23,7 +23,6 @@ single-game env with ``full_action_space=True`` seeded the same way.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import os
 from typing import Any
@@ -32,9 +31,10 @@ import numpy as np
 import torch
 
 from . import _core
-from .backends import Backend, BackendSettings, StepResult, create, index_tensor
+from .backends import Backend, BackendSettings, BackgroundStep, StepResult, create, index_tensor
 from .backends.cpu import CpuBackend
 from .games import FULL_ACTION_SET
+from .roms import game_key
 
 ALL_ACTIONS = np.array(FULL_ACTION_SET, dtype=np.int32)
 
@@ -83,7 +83,7 @@ def game_counts(games, num_envs) -> list[tuple[str, int]]:
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
             raise ValueError(f"each game needs an int >= 1 of environments, got {count!r} for {game!r}")
     names = [g for g, _ in counts]
-    if len(set(names)) != len(names):
+    if len(set(map(game_key, names))) != len(names):  # "pong" and "ALE/Pong-v5" are one game
         raise ValueError(f"a game is listed twice in {names}; give it more environments with a dict "
                          f"{{game: count}} instead")
     return [(g, int(c)) for g, c in counts]
@@ -115,7 +115,7 @@ class MixedBackend(Backend):
         on_cpu = all(isinstance(p, CpuBackend) for p in parts)
         # CPU: every game's environments on one pool, so threads balance work across games.
         self._pool = _core.ThreadPool(num_threads or os.cpu_count() or 1) if on_cpu else None
-        self._executor = concurrent.futures.ThreadPoolExecutor(1) if background and on_cpu else None
+        self._background = BackgroundStep(background and on_cpu)
         # Devices: the games of one mapper step together, one launch of each kernel per mapper present.
         self.groups: list[tuple[Any, list[int]]] = []
         if not on_cpu:
@@ -164,15 +164,17 @@ class MixedBackend(Backend):
                 group_actions = None if actions is None else actions[index_tensor(positions, self.device)]
                 group.run(members, group_actions, None if seeds is None else seeds[positions], force_reset)
             return None
+        if self._background.forked():  # the parent's pool runs jobs on the caller alone here; threads of its own
+            self._pool = _core.ThreadPool(self._pool.size)
         if actions is None:
             actions = np.zeros(len(ids), np.int32)
         args = (self._pool, [self.parts[k].emulator for k, _, _ in split], [local for _, _, local in split],
                 [actions[positions] for _, positions, _ in split],
                 [None if seeds is None else seeds[positions] for _, positions, _ in split], force_reset)
-        if self._executor is None or force_reset:
+        if self._background.executor is None or force_reset:
             _core.run_batches(*args)
             return None
-        return self._executor.submit(_core.run_batches, *args)
+        return self._background.submit(_core.run_batches, *args)
 
     def gather(self, ids, same_step):
         split = self.split(ids)
@@ -181,7 +183,7 @@ class MixedBackend(Backend):
             obs, final, outputs = _core.results_at([self.parts[k].emulator for k, _, _ in split],
                                                    [local for _, _, local in split],
                                                    [positions for _, positions, _ in split], obs_shape, same_step,
-                                                   self._pool if self._executor is None else None)
+                                                   self._pool if self._background.executor is None else None)
             return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
                               None if final is None else torch.from_numpy(final))
         obs_shape = self.parts[0].obs_shape
@@ -256,7 +258,6 @@ class MixedBackend(Backend):
             p.check_deferred()
 
     def close(self):
-        if self._executor is not None:
-            self._executor.shutdown()
+        self._background.close()
         for p in self.parts:
             p.close()

@@ -106,6 +106,9 @@ def list_games() -> list[str]:
     return [g for g in _bundled_ids() if g not in _BUNDLED_WITHOUT_SETTINGS]
 
 
+_NAMESPACES = ("ALE/", "cule/")  # gymnasium's namespaces of Atari ids: ale-py's and cule's own
+
+
 def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -113,7 +116,7 @@ def _squash(name: str) -> str:
 def _game_from_name(name: str) -> str | None:
     """Maps "pong", "Pong", "ALE/Pong-v5", "cule/Pong-v5", "PongNoFrameskip-v4" to "pong"."""
     stem = name.strip()
-    for namespace in ("ALE/", "cule/"):
+    for namespace in _NAMESPACES:
         if stem.startswith(namespace):
             stem = stem[len(namespace):]
     stem = re.sub(r"-v\d+$", "", stem)
@@ -121,6 +124,14 @@ def _game_from_name(name: str) -> str | None:
     # Comparing without case or separators also maps TicTacToe3D and UpNDown.
     by_squashed = {_squash(g): g for g in _bundled_ids()}
     return by_squashed.get(_squash(stem))
+
+
+def game_key(game: str | os.PathLike) -> str:
+    """What two spellings of one game share: the ALE id of a game name ("pong", "ALE/Pong-v5",
+    "PongNoFrameskip-v4"), else the ROM file's real path."""
+    if isinstance(game, str) and not _looks_like_path(game):
+        return _game_from_name(game) or game
+    return os.path.realpath(game)
 
 
 def _unknown_game_message(name: str) -> str:
@@ -134,7 +145,9 @@ def _unknown_game_message(name: str) -> str:
 
 
 def _looks_like_path(name: str) -> bool:
-    return name.lower().endswith((".bin", ".a26", ".rom")) or os.sep in name or "/" in name.replace("ALE/", "", 1)
+    if name.startswith(_NAMESPACES):  # a gymnasium id: "ALE/Pong-v5", "cule/Pong-v5"
+        name = name.split("/", 1)[1]
+    return name.lower().endswith((".bin", ".a26", ".rom")) or os.sep in name or "/" in name
 
 
 def load_rom(game: str | os.PathLike) -> Rom:
@@ -144,7 +157,7 @@ def load_rom(game: str | os.PathLike) -> Rom:
     file that is missing, unreadable, empty or of impossible size, and
     UnsupportedCartridgeError for a bank-switching scheme cule does not emulate.
     """
-    if isinstance(game, os.PathLike) or (isinstance(game, str) and _looks_like_path(game) and not game.startswith("ALE/")):
+    if isinstance(game, os.PathLike) or (isinstance(game, str) and _looks_like_path(game)):
         return _load_path(Path(game))
     if not isinstance(game, str):
         raise TypeError(f"game must be a str or a path, not {type(game).__name__}")

@@ -39,6 +39,8 @@ VERSION = 2
 HEADER_BYTES = 64
 _NAME_BYTES = 32
 DIGEST = slice(56, 64)  # header bytes of the payload's digest; every other header byte is the same in all rows
+_HEADER_FIELDS = (("magic", 4), ("format version", 8), ("key", 16), ("payload length", 20), ("include_rng flag", 24),
+                  ("game name", 56))  # each field's name and end, as the docstring lays them out
 
 
 def state_key(fields: dict) -> bytes:
@@ -113,8 +115,11 @@ def read_headers(rows: torch.Tensor, name: str, key: bytes, payload_of) -> bool:
     heads = rows[:, :DIGEST.start].cpu().numpy()
     first = heads[0].tobytes()
     if (heads != heads[0]).any():
-        raise StateError("the rows come from different games, options or include_rng settings; "
-                         "restore them with separate calls")
+        row, at = map(int, np.argwhere(heads != heads[0])[0])
+        field = next(name for name, end in _HEADER_FIELDS if at < end)
+        raise StateError(f"row {row}'s header differs from row 0's in its {field} (byte {at}): the rows come from "
+                         f"different games, options or include_rng settings (restore them with separate calls), "
+                         f"or a header was damaged")
     if first[:4] != MAGIC:
         raise StateError("these rows are not cule states (no b'CuLE' header): pass what clone_state() returned")
     version = struct.unpack("<I", first[4:8])[0]
@@ -156,7 +161,7 @@ def differences(a: torch.Tensor, b: torch.Tensor, layout: list[tuple[str, int]])
 class IssuedRows:
     """The tensors clone_state() handed out. One restored unchanged (the same tensor, its version counter as it
     was) skips the digest pass, the one check that reads the whole payload: nothing outside this process can have
-    changed it."""
+    changed it. Edits through .numpy(), .data or DLPack do not move the counter; the field checks still see them."""
 
     def __init__(self):
         self._rows: dict[int, tuple] = {}

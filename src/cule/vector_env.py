@@ -83,6 +83,13 @@ class AtariVectorEnv(VectorEnv):
                  reset_mode: str = "ale", reset_cache_size: int = 30, mode: int | None = None,
                  difficulty: int | None = None, _gymnasium: bool = False, _shim: bool | int | str = False):
         self.backend = None  # set first: __del__ runs even when a check below raises
+        flags = dict(grayscale=grayscale, maxpool=maxpool, episodic_life=episodic_life, life_loss_info=life_loss_info,
+                     reward_clipping=reward_clipping, use_fire_reset=use_fire_reset, continuous=continuous)
+        if full_action_space is not None:  # None: the default set
+            flags["full_action_space"] = full_action_space
+        checks.check_types(flags=flags, img_height=img_height, img_width=img_width,
+                           max_num_frames_per_episode=max_num_frames_per_episode,
+                           thread_affinity_offset=thread_affinity_offset)
         several = isinstance(game, (list, tuple, dict))
         counts = mixed.game_counts(game, num_envs) if several else [(game, num_envs)]
         full_action_space = (mixed.check_options(mode, difficulty, full_action_space) if several
@@ -134,7 +141,9 @@ class AtariVectorEnv(VectorEnv):
         self._game_of = None  # info["game"] of each environment in a mixed batch
         if several:
             self.games = [b.name for b in self.blocks]
-            self._game_of = torch.from_numpy(self.backend.part_of).to(self.device)
+            part_of = getattr(self.backend, "part_of", None)  # one game's backend: all its own
+            self._game_of = torch.from_numpy(np.zeros(self.num_envs, np.int32) if part_of is None
+                                             else part_of).to(self.device)
         else:
             for name in _ONE_GAME:
                 setattr(self, name, getattr(first, name))
@@ -267,6 +276,7 @@ class AtariVectorEnv(VectorEnv):
         ``ids``: an int, a sequence, or an array of ints. In a mixed batch each game's rows are padded to the
         widest game's.
         """
+        checks.check_flags(include_rng=include_rng)
         return self._states.clone(self._state_ids(ids, "ids"), bool(include_rng))
 
     def restore_state(self, states, ids=None) -> None:

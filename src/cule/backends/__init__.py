@@ -30,6 +30,9 @@ over the CPU backend, the launch shim and, on a GPU, CUDA):
 from __future__ import annotations
 
 import abc
+import concurrent.futures
+import os
+import weakref
 from dataclasses import dataclass, make_dataclass
 from typing import Any
 
@@ -47,6 +50,51 @@ from .. import _core
 StepResult = make_dataclass("StepResult", ["obs", *_core.step_outputs, "env_id", "final_obs"])
 # The step outputs that are not gymnasium's (obs, rewards, terminated, truncated): they go to info.
 INFO_OUTPUTS = tuple(name for name in _core.step_outputs if name not in ("rewards", "terminated", "truncated"))
+
+
+class BackgroundStep:
+    """The one Python thread that steps an asynchronous CPU batch while the caller goes on (``executor``, None
+    when steps run in the caller).
+
+    A fork's child inherits the executor but not its thread. Before a fork, the parent waits for the steps in
+    flight (they would never finish in the child, whose recv() would wait forever); ``forked()`` tells the child,
+    and gives it a thread of its own."""
+
+    def __init__(self, background: bool):
+        self._pid = os.getpid()
+        self.executor = concurrent.futures.ThreadPoolExecutor(1) if background else None
+        self._last: concurrent.futures.Future | None = None
+        if background:
+            _BACKGROUND.add(self)
+
+    def submit(self, fn, *args) -> concurrent.futures.Future:
+        self._last = self.executor.submit(fn, *args)  # one thread: the last to finish is the last submitted
+        return self._last
+
+    def forked(self) -> bool:
+        if self._pid == os.getpid():
+            return False
+        self._pid = os.getpid()
+        if self.executor is not None:  # the parent's is left alone: its thread is not in this process
+            self.executor = concurrent.futures.ThreadPoolExecutor(1)
+        return True
+
+    def close(self) -> None:
+        if self.executor is not None and self._pid == os.getpid():
+            self.executor.shutdown()
+
+
+_BACKGROUND: weakref.WeakSet[BackgroundStep] = weakref.WeakSet()
+
+
+def _finish_steps_before_fork() -> None:
+    for background in list(_BACKGROUND):
+        if background._last is not None and background._pid == os.getpid():
+            concurrent.futures.wait([background._last])
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_finish_steps_before_fork)
 
 
 class Backend(abc.ABC):

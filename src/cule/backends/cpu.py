@@ -6,13 +6,11 @@ emulator's threads work.
 """
 from __future__ import annotations
 
-import concurrent.futures
-
 import numpy as np
 import torch
 
 from .. import _core
-from . import Backend, StepResult, check_action_batch, result_column
+from . import Backend, BackgroundStep, StepResult, check_action_batch, result_column
 
 
 class CpuBackend(Backend):
@@ -23,7 +21,7 @@ class CpuBackend(Backend):
         self.action_set = action_set
         self.obs_shape = obs_shape
         self.num_threads = num_threads
-        self._executor = concurrent.futures.ThreadPoolExecutor(1) if background else None
+        self._background = BackgroundStep(background)
 
     def actions(self, actions, batch_size: int) -> np.ndarray:
         if isinstance(actions, torch.Tensor):
@@ -47,10 +45,11 @@ class CpuBackend(Backend):
     def run(self, ids, actions, seeds, force_reset):
         args = (ids, actions if actions is not None else np.zeros(len(ids), np.int32), seeds, force_reset,
                 self.num_threads)
-        if self._executor is None or force_reset:
+        self._background.forked()  # the emulator's own threads are made again in C++ (ThreadPool)
+        if self._background.executor is None or force_reset:
             self.emulator.vector_run(*args)
             return None
-        return self._executor.submit(self.emulator.vector_run, *args)
+        return self._background.submit(self.emulator.vector_run, *args)
 
     def gather(self, ids, same_step):
         obs, final, outputs = self._results(ids, same_step)
@@ -66,7 +65,7 @@ class CpuBackend(Backend):
 
     def _results(self, ids, same_step):
         # the step's threads copy the results too, unless a step may be running on them in the background
-        return self.emulator.results(ids, self.obs_shape, same_step, self._executor is None)
+        return self.emulator.results(ids, self.obs_shape, same_step, self._background.executor is None)
 
     def screens(self):
         return torch.from_numpy(self.emulator.observe()[0])
@@ -91,5 +90,4 @@ class CpuBackend(Backend):
         self.emulator.copy_states(src, dst, with_rng)
 
     def close(self):
-        if self._executor is not None:
-            self._executor.shutdown()
+        self._background.close()

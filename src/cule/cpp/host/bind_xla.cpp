@@ -36,6 +36,14 @@ struct BadCall : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// numpy's name of an XLA_FFI_DataType (xla/ffi/api/c_api.h), for the errors
+std::string dtype_name(int dtype) {
+  static const char* const kNames[] = {"invalid", "bool",   "int8",    "int16",   "int32",   "int64",  "uint8",
+                                       "uint16",  "uint32", "uint64",  "float16", "float32", "float64"};
+  return dtype >= 0 && dtype < (int)(sizeof(kNames) / sizeof(kNames[0])) ? kNames[dtype]
+                                                                         : "XLA type " + std::to_string(dtype);
+}
+
 const xla::Buffer* buffer(const xla::List& list, int64_t i, xla::DataType dtype, size_t elements,
                           const char* what) {
   if (list.types[i] != 1) throw BadCall(std::string("cule: ") + what + " is not a buffer");
@@ -43,9 +51,8 @@ const xla::Buffer* buffer(const xla::List& list, int64_t i, xla::DataType dtype,
   size_t count = 1;
   for (int64_t d = 0; d < b->rank; ++d) count *= (size_t)b->dims[d];
   if (b->dtype != dtype || count != elements)
-    throw BadCall(std::string("cule: ") + what + " has XLA type " + std::to_string(b->dtype) + " and " +
-                  std::to_string(count) + " elements; expected type " + std::to_string(dtype) + " and " +
-                  std::to_string(elements));
+    throw BadCall(std::string("cule: ") + what + " is " + dtype_name(b->dtype) + " with " + std::to_string(count) +
+                  " elements; expected " + dtype_name(dtype) + " with " + std::to_string(elements));
   return b;
 }
 
@@ -86,8 +93,13 @@ xla::Error* handle_call(xla::CallFrame* frame) {
   out.name = static_cast<type*>(buffer(frame->rets, k++, dtype_of<element>(), (size_t)n, #name)->data);
     CULE_STEP_OUTPUTS(CULE_XLA_OUTPUT)
 #undef CULE_XLA_OUTPUT
-    code = xla::kInternal;
     const int32_t* values = static_cast<const int32_t*>(in->data);
+    // cule.jax always reseeds: a seed below 0 ("keep") on a console never powered on would reset forever
+    for (int i = 0; kReset && i < n; ++i)
+      if (values[i] < 0)
+        throw BadCall("cule: seed " + std::to_string(values[i]) + " of environment " + std::to_string(i) +
+                      " is below 0; seeds lie in [0, 2**31 - 1]");
+    code = xla::kInternal;
     if (kReset) {
       std::vector<int64_t> seeds(values, values + n);
       r->emulator->vector_run(r->ids.data(), n, r->noops.data(), seeds.data(), true, r->threads);

@@ -323,7 +323,7 @@ class BasicEmulator {
     StatePart parts[kMaxStateParts];
     const int n = state_parts(view(), 0, with_rng, parts);
     std::vector<std::pair<std::string, uint32_t>> layout;
-    for (int k = 0; k < n; ++k) layout.emplace_back(kStatePartNames[parts[k].id], parts[k].bytes);
+    for (int k = 0; k < n; ++k) layout.emplace_back(kStatePartNames[parts[k].id], parts[k].row_bytes());
     return layout;
   }
   // A save writes each row's digest (state_rows.hpp row_digest) to digests[i].
@@ -425,7 +425,8 @@ class BasicEmulator {
   void parallel_for(int num_threads, int count, F&& f) {
     int threads = num_threads > 0 ? num_threads : (int)std::thread::hardware_concurrency();
     threads = std::max(1, std::min(threads, n_));
-    if (!pool_ || pool_->size() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+    // a fork's child gets threads of its own (ThreadPool: it inherits none)
+    if (!pool_ || pool_->size() != threads || pool_->forked()) pool_ = std::make_unique<ThreadPool>(threads);
     pool_->run(count, std::function<void(int)>(f));
   }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,6 +27,11 @@ namespace cule {
 // clock reads per thread per job, so it stays on. It is how a machine with
 // many cores shows whether threads wait (to be woken, or for the slowest
 // one) or work more slowly (memory, caches), which no 2-core run can.
+//
+// A fork's child inherits the pool but none of its threads, and its locks
+// and condition variables as they were: joining, waking or destroying them
+// there could wait forever. The child runs every job on the calling thread
+// and, when the pool goes, leaves the parent's threads and locks untouched.
 class ThreadPool {
  public:
   // Sums over jobs, in nanoseconds. A job's threads each spend `wall` in it:
@@ -41,10 +48,15 @@ class ThreadPool {
     int64_t critical = 0;  // from a job's start until its last thread stops working
   };
 
-  explicit ThreadPool(int threads) {
+  explicit ThreadPool(int threads) : owner_(getpid()) {
     for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
   }
   ~ThreadPool() {
+    if (forked()) {  // the parent's threads and locks, kept as they are (never freed)
+      static_cast<void>(new std::vector<std::thread>(std::move(workers_)));
+      static_cast<void>(sync_.release());
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
@@ -54,10 +66,16 @@ class ThreadPool {
     for (auto& w : workers_) w.join();
   }
   int size() const { return (int)workers_.size() + 1; }
+  // Whether this process is a fork's child of the one that made the pool.
+  bool forked() const { return getpid() != owner_; }
 
   // A pool already running a job (another thread's call) runs this one on
   // the calling thread alone instead of mixing the two.
   void run(int tasks, const std::function<void(int)>& job) {
+    if (forked()) {
+      for (int i = 0; i < tasks; ++i) job(i);
+      return;
+    }
     const int64_t start = now();
     std::unique_lock<std::mutex> owner(running_, std::try_to_lock);
     if (workers_.empty() || tasks <= 1 || !owner.owns_lock()) {
@@ -150,13 +168,19 @@ class ThreadPool {
     }
   }
 
+  struct Sync {
+    std::mutex stats, jobs, running;
+    std::condition_variable wake, done;
+  };
+  const pid_t owner_;
   std::vector<std::thread> workers_;
-  mutable std::mutex stats_mutex_;
+  std::unique_ptr<Sync> sync_ = std::make_unique<Sync>();
+  std::mutex& stats_mutex_ = sync_->stats;
   Stats stats_;
   int64_t job_start_ = 0;
   int64_t job_finish_ = 0;  // the latest a thread of the running job stopped, from its start (stats_mutex_)
-  std::mutex mutex_, running_;
-  std::condition_variable wake_, done_;
+  std::mutex &mutex_ = sync_->jobs, &running_ = sync_->running;
+  std::condition_variable &wake_ = sync_->wake, &done_ = sync_->done;
   const std::function<void(int)>* job_ = nullptr;
   std::atomic<int> next_{0};
   int tasks_ = 0, chunk_ = 1, busy_ = 0;

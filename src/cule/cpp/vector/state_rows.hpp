@@ -69,6 +69,10 @@ struct StatePart {
 
   CULE_HD uint32_t units() const { return bytes / unit; }
   CULE_HD bool contiguous() const { return step == unit; }
+  // Its bytes in a row: rounded up to a 4-byte word (zeros after the part), so
+  // every part starts on a word of the payload, whatever the observation's
+  // size makes of the byte parts.
+  CULE_HD uint32_t row_bytes() const { return (bytes + 3u) & ~3u; }
   // The same stretch packed at `to` (a row's bytes).
   CULE_HD StatePart packed(uint8_t* to) const { return StatePart{to, bytes, unit, unit, id}; }
 };
@@ -83,8 +87,8 @@ CULE_HD StatePart byte_part(void* at, uint32_t bytes, StatePartId id) {
 
 constexpr int kMaxStateParts = kStatePartKinds;
 
-// Environment env's parts in row order; returns how many. Every part's size
-// is a multiple of 4 bytes, so each starts on a 4-byte word of the payload.
+// Environment env's parts in row order; returns how many. In a row each
+// takes row_bytes(), so each starts on a 4-byte word of the payload.
 CULE_HD int state_parts(const BatchView& b, int env, bool with_rng, StatePart* p) {
   const EnvFrames f{b, env};
   int n = 0;
@@ -112,7 +116,7 @@ CULE_HD int64_t part_offset(const BatchView& b, bool with_rng, StatePartId id) {
   int64_t at = 0;
   for (int k = 0; k < n; ++k) {
     if (p[k].id == id) return at;
-    at += p[k].bytes;
+    at += p[k].row_bytes();
   }
   return -1;
 }
@@ -122,15 +126,16 @@ CULE_HD uint32_t state_row_bytes(const BatchView& b, bool with_rng) {
   StatePart p[kMaxStateParts];
   const int n = state_parts(b, 0, with_rng, p);
   uint32_t bytes = 0;
-  for (int k = 0; k < n; ++k) bytes += p[k].bytes;
+  for (int k = 0; k < n; ++k) bytes += p[k].row_bytes();
   return bytes;
 }
 
 // The digest a row's header holds (cule/state.py): the sum of the payload's
 // little-endian 32-bit words, mod 2^64. A flipped bit changes it by a power
 // of two, so any one flipped bit is caught; it guards against damage in
-// storage or transfer, not against crafted rows (check_row does).
-// `first`, `stride`: a thread's share of the words, as in copy_part.
+// storage or transfer, not against crafted rows (check_row does). A payload
+// is whole words (state_row_bytes). `first`, `stride`: a thread's share of
+// the words, as in copy_part.
 CULE_HD uint64_t row_digest(const uint8_t* payload, uint32_t bytes, uint32_t first = 0, uint32_t stride = 1) {
   uint64_t sum = 0;
   for (uint32_t w = first; w < bytes / 4; w += stride) {
@@ -145,19 +150,26 @@ CULE_HD uint64_t row_digest(const uint8_t* payload, uint32_t bytes, uint32_t fir
 // shape): one thread does it all with (0, 1), in one go where both are
 // contiguous; a block of threads with (threadIdx.x, blockDim.x). Units
 // [stale_first, stale_end) are written as all ones instead (a saved cache).
-// Returns the sum of the words written to `to`, as row_digest counts them,
-// when `to` is a row (kSum).
+// When `to` is a row (kSum), also writes the zeros that round the part up to
+// a word (row_bytes) and returns the sum of the words written, as row_digest
+// counts them.
 template <bool kSum = false>
 CULE_HD uint64_t copy_part(const StatePart& to, const StatePart& from, uint32_t first, uint32_t stride,
                            uint32_t stale_first = 0, uint32_t stale_end = 0) {
   uint64_t sum = 0;
   if (stride == 1 && to.contiguous() && from.contiguous()) {
     if (kSum) {  // copy and sum in one pass: as fast as the copy alone
-      for (uint32_t w = 0; w < from.bytes / 4; ++w) {
+      const uint32_t words = from.bytes / 4;
+      for (uint32_t w = 0; w < words; ++w) {
         uint32_t word;
         copy_word(&word, from.at + 4 * (size_t)w);
         copy_word(to.at + 4 * (size_t)w, &word);
         sum += word;
+      }
+      for (uint32_t i = 4 * words; i < from.row_bytes(); ++i) {  // a byte part's last word
+        const uint8_t value = i < from.bytes ? from.at[i] : 0;
+        to.at[i] = value;
+        sum += (uint64_t)value << (8 * (i % 4));
       }
     } else {
 #if CULE_DEVICE_CODE
@@ -174,10 +186,14 @@ CULE_HD uint64_t copy_part(const StatePart& to, const StatePart& from, uint32_t 
     }
     return sum;
   }
-  for (uint32_t u = first; u < from.units(); u += stride) {
+  // a row's part runs on to the end of its last word (kSum), zeros after the part's units
+  const uint32_t end = kSum ? from.row_bytes() / from.unit : from.units();
+  for (uint32_t u = first; u < end; u += stride) {
     uint8_t* out = to.at + (size_t)u * to.step;
     const uint8_t* in = from.at + (size_t)u * from.step;
-    if (u >= stale_first && u < stale_end) {
+    if (u >= from.units()) {
+      *out = 0;  // lane parts are whole words: only a byte part has these
+    } else if (u >= stale_first && u < stale_end) {
       for (uint32_t k = 0; k < to.unit; ++k) out[k] = 0xFF;
     } else if (from.unit == 4) {
       copy_word(out, in);
@@ -215,7 +231,7 @@ CULE_HD uint64_t transfer_state(const BatchView& b, int env, bool with_rng, uint
     } else {
       copy_part(p[k], in_row, first, stride, stale_first, stale_end);
     }
-    row += p[k].bytes;
+    row += p[k].row_bytes();
   }
   return digest;
 }
