@@ -148,16 +148,21 @@ def test_seeds_outside_ales_range_are_refused_and_the_env_still_resets():
     for seed in (-1, 2**31 - 2, 2**40):
         with pytest.raises(ValueError, match=r"seeds must lie in \[0, 2147483647\]"):
             env.reset(seed)
-    with pytest.raises(TypeError, match="not a bool"):
-        env.reset(True)
+    for bad in (True, 1.5, "3", jnp.float32(2)):
+        with pytest.raises(TypeError, match="an int seed or a PRNG key, got"):
+            env.reset(bad)
     start = jnp.array([env.handle, 0], jnp.int32)
     with pytest.raises(Exception, match="seed -1 of environment 1 is below 0"):  # the handler's own check
         jax.block_until_ready(env._reset(start, jnp.array([0, -1, 2], jnp.int32)))
     with pytest.raises(Exception, match="seeds is float32 with 3 elements; expected int32 with 3"):
         jax.block_until_ready(env._reset(start, jnp.zeros(3, jnp.float32)))
-    state, obs, _ = env.reset(2**31 - 3)
+    state, obs, _ = env.reset(jnp.int32(2**31 - 3))  # a 0-d integer array is a seed too
     ref = cule.AtariVectorEnv("pong", 3)
     np.testing.assert_array_equal(np.asarray(obs), ref.reset(seed=2**31 - 3)[0].numpy())
+    for _ in range(30):  # outside the action set, below it too, plays NOOP (take() alone would wrap -1 to the last)
+        state, obs, *_ = env.step(state, jnp.array([-1, -6, 6], jnp.int32))
+        expected = ref.step(np.zeros(3, int))[0]
+    np.testing.assert_array_equal(np.asarray(obs), expected.numpy())
     env.close()
     ref.close()
 

@@ -153,6 +153,7 @@ def test_states_round_trip_and_reset_mask():
     (([],), {}, ValueError, "at least one game"),
     ((["pong", "pong"],), {}, ValueError, "listed twice"),
     ((["pong", "ALE/Pong-v5"],), {}, ValueError, "listed twice"),
+    ((["pong", str(cule.load_rom("pong").path)],), {}, ValueError, "listed twice"),
     (({"PongNoFrameskip-v4": 1, "breakout": 1, "Pong": 2},), {}, ValueError, "listed twice"),
     (({"pong": 2, "breakout": 1},), {"num_envs": 4}, ValueError, "disagrees"),
     (({"pong": 0},), {}, ValueError, "int >= 1"),

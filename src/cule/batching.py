@@ -34,8 +34,8 @@ class BatchQueue:
         if self.last_ids is None:
             raise RuntimeError("call reset() before step() or send()")
         if self.last_ids is NO_IDS:
-            raise RuntimeError("send() twice: the last batch returned is stepping already; recv() the next batch, "
-                               "then send() its actions")
+            raise RuntimeError("send() twice (or from two threads at once): the last batch returned is stepping "
+                               "already; recv() the next batch, then send() its actions")
         ids, self.last_ids = self.last_ids, NO_IDS
         return ids
 

@@ -77,7 +77,7 @@ def check_types(*, flags: dict, img_height, img_width, max_num_frames_per_episod
         if value is not None and (not _is_int(value) or value < 1):
             raise ValueError(f"{name} must be an int >= 1 (or None: the native size), got {value!r}")
     if max_num_frames_per_episode is not None and not _is_int(max_num_frames_per_episode):
-        raise ValueError(f"max_num_frames_per_episode must be an int (0 or None: no limit), "
+        raise ValueError(f"max_num_frames_per_episode must be an int (0, negative or None: no limit), "
                          f"got {max_num_frames_per_episode!r}")
     if not _is_int(thread_affinity_offset):
         raise ValueError(f"thread_affinity_offset must be an int, got {thread_affinity_offset!r}")

@@ -218,8 +218,12 @@ class JitEnv:
     def reset(self, key_or_seed):
         """Resets every environment: a PRNG key draws one seed per environment, an int seeds environment i with
         seed + i (as AtariVectorEnv.reset(seed=...))."""
-        if isinstance(key_or_seed, (bool, np.bool_)):
-            raise TypeError("reset takes an int seed or a PRNG key, not a bool")
+        if isinstance(key_or_seed, (bool, np.bool_, float, str, bytes)) or (
+                getattr(key_or_seed, "ndim", None) == 0 and not jnp.issubdtype(key_or_seed.dtype, jnp.integer)
+                and not jnp.issubdtype(key_or_seed.dtype, jax.dtypes.prng_key)):
+            raise TypeError(f"reset takes an int seed or a PRNG key, got {key_or_seed!r}")
+        if getattr(key_or_seed, "ndim", None) == 0 and jnp.issubdtype(key_or_seed.dtype, jnp.integer):
+            key_or_seed = int(key_or_seed)  # a 0-d integer array (numpy or a concrete jax one) is a seed
         if isinstance(key_or_seed, (int, np.integer)):
             # checked here: a seed below 0 (or one that wraps past int32) would leave a console off, and its reset
             # would never end
@@ -232,7 +236,9 @@ class JitEnv:
 
     def step(self, state, actions):
         """One step of every environment with `actions` (int, [num_envs], indices into the action set)."""
-        ale = jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0)
+        actions = jnp.asarray(actions)
+        inside = (actions >= 0) & (actions < len(self.action_set))  # take() alone wraps a negative index
+        ale = jnp.where(inside, jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0), 0)
         state, obs, *outputs = _fenced(self._step(state, ale.astype(jnp.int32)))
         named = dict(zip(self.output_names, outputs))
         return (self._next(state), obs, named["rewards"], named["terminated"], named["truncated"],

@@ -127,11 +127,9 @@ def _game_from_name(name: str) -> str | None:
 
 
 def game_key(game: str | os.PathLike) -> str:
-    """What two spellings of one game share: the ALE id of a game name ("pong", "ALE/Pong-v5",
-    "PongNoFrameskip-v4"), else the ROM file's real path."""
-    if isinstance(game, str) and not _looks_like_path(game):
-        return _game_from_name(game) or game
-    return os.path.realpath(game)
+    """What every spelling of one game shares ("pong", "ALE/Pong-v5", a path to its ROM or to a copy of it):
+    the md5 of the ROM it loads."""
+    return load_rom(game).md5
 
 
 def _unknown_game_message(name: str) -> str:
