@@ -73,10 +73,10 @@ TRAIN_ENVS = {"a2c_vtrace": 1200, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
 # lockstep, an update every step) with CuLE's optimizer and input (RMSprop at 6.5e-4, per-pixel normalised
 # frames, its value-loss weight), episodes staggered by 400 random-play steps and started from cached states
 # (a full reset holds up its warp), and checkpoints every 1,000 updates rather than every second. On a 2-core
-# CPU these settings tested at 19.0 after 9.8M frames; without the normalised frames the run did not learn, and
-# with Adam or a value-loss weight of 0.5 it learned later (docs/trainers.md). The agent is tested on 10 episodes
-# every 1M frames (about 25 s at 40k frames/s): the time to 18 by the tests, as CuLE measures it; the log's
-# lines trail the agent by one episode of each of the 1,200 environments.
+# CPU these settings tested at 19.0 after 9.8M frames; without the normalised frames the run did not learn, with
+# Adam it learned later, and the value-loss weight moved it either way with two seeds (docs/trainers.md). The
+# agent is tested on 10 episodes every 1M frames (about 25 s at 40k frames/s): the time to 18 by the tests, as
+# CuLE measures it; the log's lines trail the agent by one episode of each of the 1,200 environments.
 TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "optimizer=rmsprop",
                              "learning_rate=6.5e-4", "normalize_obs=True", "vf_coef=1.0", "start_steps=400",
                              "checkpoint_every=1000", "test_every=1000000"]}
