@@ -40,7 +40,7 @@ def check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, 
                                    ("stack_num", stack_num, 1, 1 << 10), ("batch_size", batch_size, 0, None),
                                    ("num_threads", num_threads, 0, 1 << 12), ("noop_max", noop_max, 0, 2**31 - 1),
                                    ("reset_cache_size", reset_cache_size, 1, 10_000)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        if not is_int(value) or value < low:
             raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if high is not None and value > high:
             raise ValueError(f"{name} must be at most {high}, got {value!r}")
@@ -55,18 +55,19 @@ def check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, 
                                   "(full_action_space=True gives ALE's legal action set)")
 
 
-def _is_int(value) -> bool:
+def is_int(value) -> bool:
+    """An int of Python or numpy, not a bool (which Python counts as an int)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _is_real(value) -> bool:
-    return _is_int(value) or isinstance(value, (float, np.floating))
+    return is_int(value) or isinstance(value, (float, np.floating))
 
 
 def check_flags(**flags) -> None:
     """Each a bool (or 0 or 1): bool() would take the string "False" as true."""
     for name, value in flags.items():
-        if not isinstance(value, (bool, np.bool_)) and not (_is_int(value) and value in (0, 1)):
+        if not isinstance(value, (bool, np.bool_)) and not (is_int(value) and value in (0, 1)):
             raise TypeError(f"{name} must be a bool, got {value!r}")
 
 
@@ -74,12 +75,12 @@ def check_types(*, flags: dict, img_height, img_width, max_num_frames_per_episod
     """The arguments a plain conversion would take wrongly: bool("False") is True, int(84.7) is 84."""
     check_flags(**flags)
     for name, value in (("img_height", img_height), ("img_width", img_width)):
-        if value is not None and (not _is_int(value) or value < 1):
+        if value is not None and (not is_int(value) or value < 1):
             raise ValueError(f"{name} must be an int >= 1 (or None: the native size), got {value!r}")
-    if max_num_frames_per_episode is not None and not _is_int(max_num_frames_per_episode):
+    if max_num_frames_per_episode is not None and not is_int(max_num_frames_per_episode):
         raise ValueError(f"max_num_frames_per_episode must be an int (0, negative or None: no limit), "
                          f"got {max_num_frames_per_episode!r}")
-    if not _is_int(thread_affinity_offset):
+    if not is_int(thread_affinity_offset):
         raise ValueError(f"thread_affinity_offset must be an int, got {thread_affinity_offset!r}")
 
 
@@ -108,8 +109,7 @@ def checked_device(given) -> torch.device:
 def check_game_options(unit: str, info: dict, mode, difficulty) -> None:
     for name, value, key in (("mode", mode, "modes"), ("difficulty", difficulty, "difficulties")):
         # ALE only checks a difficulty that is asked for (backgammon lists only 3, yet starts at 0).
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                  or value not in info[key]):
+        if value is not None and (not is_int(value) or value not in info[key]):
             raise ValueError(f"{unit} has {key} {info[key]}, not {value!r}; leave {name}=None for the default")
 
 
@@ -133,7 +133,7 @@ def given_seeds(seed, count: int, high: int = MAX_SEED) -> np.ndarray:
     why = " (ALE's random_seed is a C int)" if high == MAX_SEED else ""
     if seed is None:
         return np.full(count, -1, dtype=np.int64)
-    if _is_int(seed):
+    if is_int(seed):
         if not 0 <= int(seed) <= high - (count - 1):
             raise ValueError(f"seeds must lie in [0, {high}]{why}: seed {seed!r} seeds {seed!r} .. "
                              f"{int(seed) + count - 1}")

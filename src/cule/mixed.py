@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import _core
+from . import _core, checks
 from .backends import Backend, BackendSettings, BackgroundStep, StepResult, create, index_tensor
 from .backends.cpu import CpuBackend
 from .games import FULL_ACTION_SET
@@ -80,7 +80,7 @@ def game_counts(games, num_envs) -> list[tuple[str, int]]:
     for game, count in counts:
         if not isinstance(game, str):
             raise TypeError(f"games are named by str (ALE id, gymnasium name or ROM path), got {game!r}")
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        if not checks.is_int(count) or count < 1:
             raise ValueError(f"each game needs an int >= 1 of environments, got {count!r} for {game!r}")
     names = [g for g, _ in counts]
     if len(set(map(game_key, names))) != len(names):  # "pong" and "ALE/Pong-v5" are one game
