@@ -183,3 +183,27 @@ def test_cuda_refuses_damaged_and_crafted_rows_and_fuzzes_clean():
         done = subprocess.run([sys.executable, str(REPO / "tests" / "state_fuzz_child.py"), game, "cuda", policy, "40",
                                "7"], capture_output=True, text=True, timeout=600, cwd=REPO)
         assert done.returncode == 0 and "states:" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_cules_env_class_on_cuda_equals_the_cpu():
+    """cule.torchcule.Env as CuLE's programs use it on a GPU (grey 84x84, episodic life, cached starts), its
+    tensors on the GPU, against the same Env on the CPU (the same actions: torch's CPU and CUDA generators
+    draw different random initial steps)."""
+    from cule.torchcule import Env
+    envs = [Env("PongNoFrameskip-v4", 64, color_mode="gray", rescale=True, episodic_life=True, frameskip=4,
+                repeat_prob=0.0, device=device, max_episode_length=2000) for device in ("cpu", "cuda")]
+    seeds = torch.arange(64)
+    for env in envs:
+        env.train()
+        env.reset(seeds=seeds, initial_steps=0)
+    rng = np.random.default_rng(0)
+    dones = 0
+    for t in range(700):
+        a = torch.from_numpy(rng.integers(0, 6, size=64)).to(torch.uint8)
+        (oc, rc, dc, ic), (og, rg, dg, ig) = envs[0].step(a), envs[1].step(a.cuda())
+        assert og.is_cuda and og.shape == (64, 84, 84, 1)
+        for name, x, y in (("obs", oc, og), ("reward", rc, rg), ("done", dc, dg), ("lives", ic["ale.lives"],
+                                                                                     ig["ale.lives"])):
+            assert torch.equal(x, y.cpu()), f"step {t}: {name}"
+        dones += int(dc.sum())
+    assert dones >= 64  # every episode reached the frame cap and restarted from the start cache

@@ -10,6 +10,7 @@ import sys
 import time
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -321,6 +322,21 @@ def test_flags_take_bools_of_numpy_and_zero_or_one():
         env.reset(options="reset_mask")
     obs, _ = env.reset(options={"reset_mask": np.ones(1, bool)})
     assert obs.shape == (1, 4, 42, 84, 3)
+
+
+def test_an_observation_too_large_for_the_machine_is_named_not_the_number_of_environments():
+    with pytest.raises(MemoryError, match=r"one environment alone does not fit, with observations of "
+                                          r"4 x 1000000 x 1000000 x 1 bytes: use a smaller img_height"):
+        cule.AtariVectorEnv("pong", 2, img_height=10**6, img_width=10**6)
+
+
+def test_a_closed_gymnasium_env_says_so_by_its_own_name():
+    env = gymnasium.make("cule/Pong-v5")
+    env.reset(seed=0)
+    env.close()
+    for call in (lambda: env.reset(seed=0), lambda: env.step(0), env.unwrapped.render):
+        with pytest.raises(RuntimeError, match="this AtariEnv is closed; make a new one"):
+            call()
 
 
 def test_numpy_num_envs_cannot_slip_past_the_memory_estimate():

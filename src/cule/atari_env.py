@@ -70,9 +70,14 @@ class AtariEnv(gymnasium.Env):
         self.action_space = Discrete(len(self.vector.action_set))
         self.observation_space = (Box(0, 255, (128,), np.uint8) if obs_type == "ram"
                                   else self.vector.single_observation_space)
-        self._started = False
+        self._started = self._closed = False
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("this AtariEnv is closed; make a new one (gymnasium.make)")
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._check_open()
         super().reset(seed=seed)
         if seed is None and not self._started:
             seed = int(self.np_random.integers(0, 2**31 - 1))  # ale-py seeds its ALE at construction
@@ -81,6 +86,7 @@ class AtariEnv(gymnasium.Env):
         return self._obs(obs), self._info(info)
 
     def step(self, action):
+        self._check_open()
         if not self._started:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
         if not self.action_space.contains(action):
@@ -90,6 +96,7 @@ class AtariEnv(gymnasium.Env):
                 self._info(vars(r)))
 
     def render(self):
+        self._check_open()
         if self.render_mode == "rgb_array":
             return self.vector.get_screen_rgb()[0].numpy()
         return None
@@ -99,6 +106,7 @@ class AtariEnv(gymnasium.Env):
         return [ACTION_NAMES[a] for a in self.vector.action_set]
 
     def close(self):
+        self._closed = True
         self.vector.close()
 
     def _obs(self, obs) -> np.ndarray:

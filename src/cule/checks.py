@@ -204,6 +204,9 @@ def estimate_memory(num_envs: int, stack: int, height: int, width: int, channels
     except (ValueError, OSError, AttributeError):
         return
     if need > available:
+        advice = ("use fewer environments" if per_env < available else
+                  f"one environment alone does not fit, with observations of {stack} x {height} x {width} x "
+                  f"{channels} bytes: use a smaller img_height and img_width or a shorter stack")
         raise MemoryError(f"{num_envs} environments need about {need / 2**30:.1f} GiB "
                           f"({per_env / 2**10:.0f} KiB each) but this machine has {available / 2**30:.1f} GiB; "
-                          f"use fewer environments")
+                          f"{advice}")
