@@ -83,7 +83,7 @@ class Env:
 
     def __init__(self, env_name, num_envs, color_mode="rgb", device="cpu", rescale=False, frameskip=1,
                  repeat_prob=0.25, episodic_life=False, max_noop_steps=30, max_episode_length=ALE_FRAME_CAP,
-                 clip_rewards=False):
+                 *, clip_rewards=False):
         if color_mode not in ("rgb", "gray"):
             raise ValueError(f"color_mode must be 'rgb' or 'gray', got {color_mode!r}")
         checks.check_flags(rescale=rescale, episodic_life=episodic_life, clip_rewards=clip_rewards)
