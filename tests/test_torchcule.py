@@ -59,6 +59,9 @@ def test_cules_shapes_spaces_and_actions():
     assert obs.shape == (3, 210, 160, 3)
     obs, reward, done, info = env.step(actions)
     assert obs.shape == (3, 210, 160, 3) and reward.shape == done.shape == (3,)
+    env.step(torch.ones(3, 1, dtype=torch.long))  # [N, 1], as CuLE's examples draw them with multinomial(1)
+    with pytest.raises(ValueError):
+        env.step(torch.ones(1, 3, dtype=torch.long))
     assert set(info) == {"ale.lives"} and info["ale.lives"].dtype == torch.int32
     env.close()
 

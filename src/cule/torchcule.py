@@ -169,6 +169,8 @@ class Env:
         if not self._started:
             raise RuntimeError("call reset() before step()")
         actions = torch.as_tensor(player_a_actions)
+        if actions.dim() > 1 and actions.shape[0] == actions.numel() == self.num_envs:
+            actions = actions.reshape(-1)  # CuLE took [N, 1], as multinomial(1) draws them
         if actions.dtype == torch.uint8:
             actions = actions.long()
         obs, rewards, terminated, truncated, info = self.vector.step(actions)
