@@ -125,5 +125,7 @@ def test_what_cule_does_not_do_is_refused_by_name():
         env.step(torch.zeros(2, dtype=torch.uint8), torch.zeros(2, dtype=torch.uint8))
     with pytest.raises(RuntimeError, match=r"call train\(2\) before reset\(\)"):
         env.train(frameskip=2)
+    with pytest.raises(NotImplementedError, match="make a new Env with device='cpu'"):
+        env.to("cpu")
     env.step(torch.zeros(2, dtype=torch.uint8))  # still usable
     env.close()

@@ -44,7 +44,8 @@ What differs, because cule reproduces ALE where CuLE approximated it:
   (before it, the environments are rebuilt);
 - ``get_states`` and ``set_states`` take and give cule's saved-state rows
   (``AtariVectorEnv.clone_state``), not CuLE's ``State`` objects;
-- player B's actions are not supported: ``step(actions, player_b)`` raises.
+- player B's actions are not supported: ``step(actions, player_b)`` raises;
+- ``to(device)`` raises: make the Env on the device it is to run on.
 
 ``env.vector`` is the ``cule.AtariVectorEnv`` underneath, for everything else
 (RAM, screens, saved states, seeds).
@@ -186,6 +187,11 @@ class Env:
     def set_states(self, indices, states) -> None:
         """Puts rows from get_states() back into environments `indices`."""
         self.vector.restore_state(states, _index_list(indices))
+
+    def to(self, device):
+        """CuLE moved its emulators between devices; cule's live where they were made."""
+        raise NotImplementedError(f"cule's Env stays on {self.device}: make a new Env with device={str(device)!r} "
+                                  f"(get_states() and set_states() carry environments' states over)")
 
     def close(self):
         self.vector.close()
