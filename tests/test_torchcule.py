@@ -6,25 +6,30 @@ import pytest
 import torch
 from ale_py.vector_env import AtariVectorEnv as AleVectorEnv
 
+import cule
 from cule.torchcule import Env
 
 
-@pytest.mark.parametrize("game, episodic_life", [("breakout", True), ("pong", False)])
-def test_steps_equal_ale_pys_vector_env_with_cules_settings(game, episodic_life):
-    """CuLE's training settings (grey 84x84, frameskip 4, no sticky actions, max-pooled frames) against ale-py's
-    vector env with one frame per observation and life losses reported without a reset: observations,
-    rewards, done and lives, for as long as no game has ended (cule's later episodes start from cached states,
-    CuLE's scheme, which ale-py does not have)."""
+@pytest.mark.parametrize("game, episodic_life, rgb", [("breakout", True, False), ("pong", False, False),
+                                                      ("ms_pacman", False, True)])
+def test_steps_equal_ale_pys_vector_env_with_cules_settings(game, episodic_life, rgb):
+    """CuLE's training settings (grey 84x84, frameskip 4, no sticky actions, max-pooled frames; and native RGB
+    frames) against ale-py's vector env with one frame per observation and life losses
+    reported without a reset: observations, rewards, done and lives, for as long as no game has ended (cule's
+    later episodes start from cached states, CuLE's scheme, which ale-py does not have; sticky actions: below)."""
     n, seed = 4, 11
-    ours = Env(game, n, color_mode="gray", rescale=True, frameskip=4, repeat_prob=0.0, episodic_life=episodic_life)
+    size = dict(img_height=210, img_width=160, grayscale=False) if rgb else {}
+    ours = Env(game, n, color_mode="rgb" if rgb else "gray", rescale=not rgb, frameskip=4, repeat_prob=0.0,
+               episodic_life=episodic_life)
     theirs = AleVectorEnv(game, n, stack_num=1, frameskip=4, repeat_action_probability=0.0, reward_clipping=False,
-                          life_loss_info=episodic_life, autoreset_mode="SameStep", num_threads=1)
+                          life_loss_info=episodic_life, autoreset_mode="SameStep", num_threads=1, **size)
     try:
         ours.train()
         t_obs, _ = theirs.reset(seed=seed)
         o_obs = ours.reset(seeds=torch.arange(seed, seed + n), initial_steps=0)
-        assert o_obs.shape == (n, 84, 84, 1) and o_obs.dtype == torch.uint8
-        assert np.array_equal(o_obs.numpy()[..., 0], t_obs[:, 0])
+        assert o_obs.shape == ((n, 210, 160, 3) if rgb else (n, 84, 84, 1)) and o_obs.dtype == torch.uint8
+        frame = (lambda o: o) if rgb else (lambda o: o[..., 0])
+        assert np.array_equal(frame(o_obs.numpy()), t_obs[:, 0])
         rng = np.random.default_rng(seed)
         lives_lost, frames = 0, np.zeros(n, np.int64)
         for t in range(150):
@@ -35,7 +40,7 @@ def test_steps_equal_ale_pys_vector_env_with_cules_settings(game, episodic_life)
                 break  # a game ended, and ale-py started the next one without the start cache
             frames = t_info["episode_frame_number"]
             assert o_rew.dtype == torch.float32 and o_done.dtype == torch.bool, t
-            assert np.array_equal(o_obs.numpy()[..., 0], t_obs[:, 0]), t
+            assert np.array_equal(frame(o_obs.numpy()), t_obs[:, 0]), t
             assert np.array_equal(o_rew.numpy(), t_rew.astype(np.float32)), t
             assert np.array_equal(o_done.numpy(), t_term | t_trunc), t
             assert np.array_equal(o_info["ale.lives"].numpy(), t_info["lives"]), t
@@ -46,6 +51,34 @@ def test_steps_equal_ale_pys_vector_env_with_cules_settings(game, episodic_life)
     finally:
         ours.close()
         theirs.close()
+
+
+def test_sticky_actions_from_the_start_cache_are_not_ale_pys_stream():
+    """What the docs say of the start cache: the RNG of sticky actions is not advanced by a start taken from it,
+    so with sticky actions the episode leaves ale-py's; with ALE's resets the same Env's settings stay equal."""
+    n, seed, steps = 4, 11, 150
+
+    def run(env_step, env_reset):
+        obs = [env_reset()]
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            obs.append(env_step(rng.integers(0, 9, size=n)))
+        return np.stack(obs)
+
+    settings = dict(stack_num=1, frameskip=4, repeat_action_probability=0.25, reward_clipping=False,
+                    autoreset_mode="SameStep", img_height=210, img_width=160, grayscale=False, num_threads=1)
+    theirs = AleVectorEnv("ms_pacman", n, **settings)
+    expected = run(lambda a: theirs.step(a)[0][:, 0], lambda: theirs.reset(seed=seed)[0][:, 0])
+    theirs.close()
+    cached = Env("ms_pacman", n, color_mode="rgb", frameskip=4, repeat_prob=0.25)
+    got = run(lambda a: cached.step(torch.from_numpy(a))[0].numpy(),
+              lambda: cached.reset(seeds=torch.arange(seed, seed + n)).numpy())
+    cached.close()
+    assert not np.array_equal(got, expected)
+    ale = cule.AtariVectorEnv("ms_pacman", n, **settings)
+    assert np.array_equal(run(lambda a: ale.step(torch.from_numpy(a))[0].numpy()[:, 0],
+                              lambda: ale.reset(seed=seed)[0].numpy()[:, 0]), expected)
+    ale.close()
 
 
 def test_cules_shapes_spaces_and_actions():

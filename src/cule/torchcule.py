@@ -32,7 +32,10 @@ What differs, because cule reproduces ALE where CuLE approximated it:
 
 - ``rescale=True`` shrinks the screen to 84x84 with OpenCV's ``INTER_AREA``
   arithmetic, as ale-py's vector env does, where CuLE interpolated
-  bilinearly; emulation, rewards, lives and sticky actions are exactly ALE's;
+  bilinearly; emulation, rewards and lives are exactly ALE's, and so are
+  the episodes' starts, but a start taken from the cache draws nothing from
+  the sticky-action RNG where ALE's reset frames would, so with sticky
+  actions the stream runs offset from ale-py's;
 - FIRE is pressed at every reset of games that have it, in evaluation mode
   too (CuLE pressed it only in training mode), as ALE does;
 - ``max_episode_length`` caps an episode's emulated frames (``done`` is set
