@@ -151,6 +151,9 @@ def test_what_cule_does_not_do_is_refused_by_name():
     env = Env("pong", 2)
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(torch.zeros(2, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="frameskip"):
+        env.train(frameskip=0)
+    assert env.frameskip == 1 and env.vector.frameskip == 1  # the refused value changed nothing
     env.train(frameskip=4)  # before reset(): rebuilt with the new frameskip
     assert env.vector.frameskip == 4
     env.reset(seeds=[0, 1], initial_steps=0)

@@ -128,9 +128,14 @@ class Env:
                 raise RuntimeError(f"the frameskip is {self.frameskip} since reset(); cule fixes it once the "
                                    f"environments have reset: call train({frameskip}) before reset(), or make "
                                    f"the Env with frameskip={frameskip}")
-            self.frameskip = frameskip
+            old, self.frameskip = self.frameskip, frameskip
+            try:
+                vector = self._build()
+            except BaseException:
+                self.frameskip = old  # a frameskip the env refuses leaves this one as it was
+                raise
             self.vector.close()
-            self.vector = self._build()
+            self.vector = vector
         self.is_training = True
 
     def eval(self):
