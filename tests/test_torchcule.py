@@ -157,6 +157,10 @@ def test_what_cule_does_not_do_is_refused_by_name():
     env.train(frameskip=4)  # before reset(): rebuilt with the new frameskip
     assert env.vector.frameskip == 4
     env.reset(seeds=[0, 1], initial_steps=0)
+    with pytest.raises(ValueError, match="2 integer seeds"):
+        env.reset(seeds=["a", "b"])
+    with pytest.raises(ValueError, match="2 integer seeds"):
+        env.reset(seeds=torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="player A only"):
         env.step(torch.zeros(2, dtype=torch.uint8), torch.zeros(2, dtype=torch.uint8))
     with pytest.raises(RuntimeError, match=r"call train\(2\) before reset\(\)"):

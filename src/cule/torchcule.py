@@ -158,7 +158,8 @@ class Env:
         training mode, plays ``ceil(initial_steps / frameskip)`` random steps. Returns the observations."""
         if seeds is None:
             seeds = torch.randint(np.iinfo(np.int32).max, (self.num_envs,), dtype=torch.int64)
-        seeds = [int(s) for s in torch.as_tensor(seeds).reshape(-1).tolist()]
+        if isinstance(seeds, torch.Tensor):
+            seeds = seeds.cpu().numpy()
         obs, info = self.vector.reset(seed=seeds)
         self._started = True
         self.observations, self.lives = self._frames(obs), info["lives"]
