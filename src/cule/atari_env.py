@@ -70,10 +70,10 @@ class AtariEnv(gymnasium.Env):
         self.action_space = Discrete(len(self.vector.action_set))
         self.observation_space = (Box(0, 255, (128,), np.uint8) if obs_type == "ram"
                                   else self.vector.single_observation_space)
-        self._started = self._closed = False
+        self._started = False
 
     def _check_open(self):
-        if self._closed:
+        if self.vector.backend is None:  # closed by close()
             raise RuntimeError("this AtariEnv is closed; make a new one (gymnasium.make)")
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -106,7 +106,6 @@ class AtariEnv(gymnasium.Env):
         return [ACTION_NAMES[a] for a in self.vector.action_set]
 
     def close(self):
-        self._closed = True
         self.vector.close()
 
     def _obs(self, obs) -> np.ndarray:

@@ -99,20 +99,22 @@ class Env:
         self.rescale, self.frameskip, self.repeat_prob = bool(rescale), frameskip, repeat_prob
         self.episodic_life, self.clip_rewards = bool(episodic_life), bool(clip_rewards)
         self.max_noop_steps, self.max_episode_length = max_noop_steps, max_episode_length
-        self.device = device
         self.is_training = False
         self.num_channels = 3 if color_mode == "rgb" else 1
-        self.vector = self._build()
-        self.device = self.vector.device
+        self.vector = self._build(device)
         self.height, self.width = self.vector.single_observation_space.shape[1:3]
         self.action_set = torch.as_tensor(self.vector.action_set, dtype=torch.uint8, device=self.device)
         self.action_space = spaces.Discrete(len(self.vector.action_set))
         self.observation_space = spaces.Box(0, 255, (self.num_channels, self.height, self.width), np.uint8)
         self._started = False
 
-    def _build(self) -> AtariVectorEnv:
+    @property
+    def device(self) -> torch.device:
+        return self.vector.device
+
+    def _build(self, device) -> AtariVectorEnv:
         return AtariVectorEnv(
-            self.env_name, self.num_envs, device=self.device, grayscale=self.color_mode == "gray",
+            self.env_name, self.num_envs, device=device, grayscale=self.color_mode == "gray",
             img_height=84 if self.rescale else None, img_width=84 if self.rescale else None, stack_num=1,
             frameskip=self.frameskip, maxpool=True, repeat_action_probability=self.repeat_prob,
             reward_clipping=self.clip_rewards, life_loss_info=self.episodic_life,
@@ -130,7 +132,7 @@ class Env:
                                    f"the Env with frameskip={frameskip}")
             old, self.frameskip = self.frameskip, frameskip
             try:
-                vector = self._build()
+                vector = self._build(self.device)
             except BaseException:
                 self.frameskip = old  # a frameskip the env refuses leaves this one as it was
                 raise
@@ -158,9 +160,7 @@ class Env:
         training mode, plays ``ceil(initial_steps / frameskip)`` random steps. Returns the observations."""
         if seeds is None:
             seeds = torch.randint(np.iinfo(np.int32).max, (self.num_envs,), dtype=torch.int64)
-        if isinstance(seeds, torch.Tensor):
-            seeds = seeds.cpu().numpy()
-        obs, info = self.vector.reset(seed=seeds)
+        obs, info = self.vector.reset(seed=_on_host(seeds))
         self._started = True
         self.observations, self.lives = self._frames(obs), info["lives"]
         if self.is_training:
@@ -191,11 +191,11 @@ class Env:
 
     def get_states(self, indices) -> torch.Tensor:
         """Environments `indices`' saved states: cule's rows (``AtariVectorEnv.clone_state``)."""
-        return self.vector.clone_state(_index_list(indices))
+        return self.vector.clone_state(_on_host(indices))
 
     def set_states(self, indices, states) -> None:
         """Puts rows from get_states() back into environments `indices`."""
-        self.vector.restore_state(states, _index_list(indices))
+        self.vector.restore_state(states, _on_host(indices))
 
     def to(self, device):
         """CuLE moved its emulators between devices; cule's live where they were made."""
@@ -212,5 +212,6 @@ class Env:
         return obs[:, 0].unsqueeze(-1) if self.num_channels == 1 else obs[:, 0]
 
 
-def _index_list(indices) -> list[int]:
-    return [int(i) for i in torch.as_tensor(indices).reshape(-1).tolist()]
+def _on_host(values):
+    """CuLE's seeds and indices, often tensors on the env's device, as the vector env's checks take them."""
+    return values.cpu().numpy() if isinstance(values, torch.Tensor) else values
