@@ -201,6 +201,40 @@ def test_tests_during_training_leave_the_training_as_it_was(tmp_path, monkeypatc
     assert summary["tests"]["count"] == len(rows) and summary["tests"]["episodes"] == 2
 
 
+@pytest.mark.parametrize("trainer,frames,every", [("a2c_vtrace", 4096, 1024), ("rainbow", 1024, 512)])
+def test_snapshots_tested_after_the_run_score_what_tests_during_it_scored(tmp_path, monkeypatch, trainer, frames,
+                                                                         every):
+    """--test-later keeps the weights at each test point and trains as a tested run does; --test-snapshots then
+    tests them, same episodes and seeds, into the tests.csv that testing during the run writes (the clocks of
+    each test point, not of the later run), and a second --test-snapshots tests nothing twice."""
+    monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation(max_frames=400))
+    common = ["--trainer", trainer, "--frames", str(frames), "--num-envs", "8", "--eval-episodes", "0",
+              "--test-every", str(every), "--test-episodes", "2"]
+    now = _run(tmp_path / "now", *common)
+    later = _run(tmp_path / "later", *common, "--test-later")
+    assert _losses(tmp_path / "later") == _losses(tmp_path / "now")
+    assert not (tmp_path / "later" / "tests.csv").exists() and "tests" not in later
+    assert len(list((tmp_path / "later" / "snapshots").glob("test_*.pt"))) == now["tests"]["count"] >= 2
+
+    def scores(folder):
+        return [(r["frames"], r["score"], r["min"], r["max"]) for r in csv.DictReader(open(folder / "tests.csv"))]
+
+    tested = train.main(["--test-snapshots", "--quiet", "--output-dir", str(tmp_path / "later")])
+    assert scores(tmp_path / "later") == scores(tmp_path / "now")
+    assert tested["tests"]["count"] == now["tests"]["count"] and tested["at_end"] == later["at_end"]
+    end = float(later["at_end"]["minutes"]) * 60 + 0.01
+    walls = [float(r["wall_time"]) for r in csv.DictReader(open(tmp_path / "later" / "tests.csv"))]
+    assert walls == sorted(walls) and walls[-1] <= end
+    train.main(["--test-snapshots", "--quiet", "--output-dir", str(tmp_path / "later")])
+    assert scores(tmp_path / "later") == scores(tmp_path / "now")
+
+
+def test_test_snapshots_says_where_snapshots_come_from(tmp_path):
+    _run(tmp_path, "--trainer", "ppo", "--frames", "1024", "--num-envs", "8", "--eval-episodes", "0")
+    with pytest.raises(SystemExit, match="--test-later"):
+        train.main(["--test-snapshots", "--quiet", "--output-dir", str(tmp_path)])
+
+
 def test_the_summary_finds_the_first_test_at_the_target(tmp_path, monkeypatch):
     monkeypatch.setattr("cule.trainers.common.run.evaluate", _short_evaluation(max_frames=400))
     summary = _run(tmp_path, "--trainer", "ppo", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0",

@@ -238,27 +238,57 @@ def evaluation_summary(out: Path, trainer: str, game: str) -> dict:
         human_normalised=round(human_normalised(game, mean), 1) if game in RANDOM_AND_HUMAN else None))
 
 
-def evaluate_only(args) -> dict:
-    """--eval-only: the checkpoint's agent evaluated on args.device without training, added to summary.json."""
-    if not args.eval_episodes:
-        raise SystemExit("--eval-only needs --eval-episodes above 0")
-    state, trainer, module, saved = saved_run(args, "--eval-only")
+def after_the_run(args, flag: str, **settings) -> tuple[dict, dict, str, str]:
+    """The run in --output-dir (its checkpoint) taken up again on args.device without training, with the
+    trainer's `settings` over its own: the trainer goes straight to the end of a run (tests of snapshots, the
+    evaluation). Returns the checkpoint, summary.json's contents so far, the trainer and the game."""
+    state, trainer, module, saved = saved_run(args, flag)
     out, game = Path(args.output_dir), saved["game"]
     path = out / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
     summary.setdefault("trainer", trainer)
     summary.setdefault("game", game)
-    # total_frames 0: the run is past its end, so the trainer goes straight to the evaluation; the fewest
-    # environments its arguments allow, since none of them steps
-    run_args = module.Args(**{**saved, "device": args.device, "output_dir": str(out), "resume": True,
-                              "total_frames": 0, "max_minutes": 0.0, "eval_episodes": args.eval_episodes,
-                              "eval_noops": True, "num_envs": saved.get("num_batches", 1), "quiet": args.quiet})
-    module.train(run_args)
+    # total_frames 0: the run is past its end, so nothing trains; the fewest environments its arguments allow,
+    # since none of them steps
+    module.train(module.Args(**{**saved, "device": args.device, "output_dir": str(out), "resume": True,
+                                "total_frames": 0, "max_minutes": 0.0, "eval_episodes": 0, "eval_noops": True,
+                                "num_envs": saved.get("num_batches", 1), "quiet": args.quiet, **settings}))
+    return state, summary, trainer, game
+
+
+def evaluate_only(args) -> dict:
+    """--eval-only: the checkpoint's agent evaluated on args.device without training, added to summary.json."""
+    if not args.eval_episodes:
+        raise SystemExit("--eval-only needs --eval-episodes above 0")
+    state, summary, trainer, game = after_the_run(args, "--eval-only", eval_episodes=args.eval_episodes)
+    out = Path(args.output_dir)
     summary.update(evaluation_summary(out, trainer, game))
     summary["evaluation"].update(device=args.device, date=datetime.date.today().isoformat(), frames=state["frames"])
-    path.write_text(json.dumps(summary, indent=1) + "\n")
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if not args.quiet:
         print(json.dumps(summary["evaluation"], indent=1))
+    return summary
+
+
+def test_snapshots(args) -> dict:
+    """--test-snapshots: the snapshots a run with --test-later kept, tested on args.device into its tests.csv;
+    summary.json's tests and the curve follow."""
+    from cule.trainers.common.run import SNAPSHOTS
+
+    out = Path(args.output_dir)
+    if not any((out / SNAPSHOTS).glob("test_*.pt")):
+        raise SystemExit(f"--test-snapshots: no snapshots in {out / SNAPSHOTS}; they are kept by a run with "
+                         f"--test-every and --test-later")
+    settings = {} if args.test_episodes is None else {"test_episodes": args.test_episodes}
+    # the tests are written through the run's log, which a quiet trainer does not keep (--quiet: no bar, below)
+    _, summary, trainer, game = after_the_run(args, "--test-snapshots", test_snapshots=True, quiet=False,
+                                              **settings)
+    summary.update(tests=tests_summary(out, args.target).get("tests"))
+    summary["tests"] = dict(summary["tests"] or {}, device=args.device, date=datetime.date.today().isoformat())
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    plot(out, f"{trainer} on {game}", args.target)
+    if not args.quiet:
+        print(json.dumps(summary["tests"], indent=1))
     return summary
 
 
@@ -295,6 +325,13 @@ def main(argv: list[str] | None = None) -> dict:
                              "tests.csv (default 0, none; with --resume, the run's)")
     parser.add_argument("--test-episodes", type=int, default=None,
                         help="episodes of each test (default 10; with --resume, the run's)")
+    parser.add_argument("--test-later", action="store_true",
+                        help="with --test-every: keep the agent's weights at each test point (output-dir/snapshots/) "
+                             "instead of testing it then; on a GPU, where a test's few environments step slowly, "
+                             "training runs on and --test-snapshots tests them afterwards, on any device")
+    parser.add_argument("--test-snapshots", action="store_true",
+                        help="no training: test the snapshots that --test-later kept in --output-dir on --device, "
+                             "as their tests would have run during training, into tests.csv and summary.json")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the environments, the network and the sampling (default 1; with --resume, the run's)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -316,9 +353,11 @@ def main(argv: list[str] | None = None) -> dict:
         import torch
         torch.set_num_threads(args.torch_threads)
 
-    if args.eval_only:
+    if args.eval_only or args.test_snapshots:
         args.device = args.device or "cpu"
-        return evaluate_only(args)
+        if args.test_snapshots:
+            summary = test_snapshots(args)
+        return evaluate_only(args) if args.eval_only else summary
     if args.resume:
         args.trainer, settings = resumed_run(args)
     else:
@@ -335,6 +374,8 @@ def main(argv: list[str] | None = None) -> dict:
     for name in ("test_every", "test_episodes"):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
+    if args.test_later:
+        settings["test_later"] = True
     module = trainer_module(args.trainer)
     out = Path(args.output_dir)
     run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,

@@ -75,7 +75,7 @@ class Logger:
         return (time.perf_counter() - self.start - self._suspended,
                 time.process_time() - self.start_cpu - self._suspended_cpu)
 
-    def _clocks(self) -> dict:
+    def clocks(self) -> dict:
         """The clocks of a row: the run's training wall and CPU seconds, resumes included."""
         wall, cpu = self._training_time()
         return {"wall_time": round(self.wall_offset + wall, 3), "cpu_time": round(self.cpu_offset + cpu, 3)}
@@ -94,12 +94,13 @@ class Logger:
             self._suspended += time.perf_counter() - wall
             self._suspended_cpu += time.process_time() - cpu
 
-    def test(self, frames: int, **scores: float) -> None:
+    def test(self, frames: int, clocks: dict | None = None, **scores: float) -> None:
         """A test of the agent at a frame count: a row of tests.csv (frames, the training clocks, the scores
-        given) and the scores, prefixed test_, in TensorBoard."""
+        given) and the scores, prefixed test_, in TensorBoard. `clocks`: the training clocks when the agent
+        was the one tested (a snapshot tested after the run), instead of now's."""
         if not self.enabled:
             return
-        row = {"frames": frames, **self._clocks(), **{k: float(v) for k, v in scores.items()}}
+        row = {"frames": frames, **(clocks or self.clocks()), **{k: float(v) for k, v in scores.items()}}
         path = self.dir / TESTS
         fresh = not path.exists() or path.stat().st_size == 0
         with open(path, "a", newline="") as f:
@@ -111,11 +112,19 @@ class Logger:
             for k, v in scores.items():
                 self._tb.add_scalar(f"test_{k}", v, frames)
 
+    def tested_frames(self) -> list[int]:
+        """The frame counts of the tests in tests.csv."""
+        path = self.dir / TESTS
+        if not path.exists() or path.stat().st_size == 0:
+            return []
+        with open(path, newline="") as f:
+            return [int(float(row["frames"])) for row in csv.DictReader(f)]
+
     def log(self, frames: int, **scalars: float) -> None:
         """Scalars at a frame count (host floats: the only values a trainer brings back from the device)."""
         if not self.enabled:
             return
-        row = {"frames": frames, **self._clocks(), "fps": round(self.fps(frames), 1),
+        row = {"frames": frames, **self.clocks(), "fps": round(self.fps(frames), 1),
                **{k: float(v) for k, v in scalars.items()}}
         if self._writer is None:
             self._writer = csv.DictWriter(self._csv, fieldnames=self._fields or list(row))

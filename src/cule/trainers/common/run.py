@@ -7,6 +7,7 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -19,6 +20,7 @@ from cule.trainers.common.human_scores import log_scalars
 from cule.trainers.common.models import ObsNorm, network
 
 TEST_SEED = 54321  # test k's environments are seeded TEST_SEED + k, apart from the final evaluation's
+SNAPSHOTS = "snapshots"  # output_dir's folder of the weights kept for tests run later (test_later)
 
 
 # --game of the trainers that train one agent on several games at once (A2C+V-trace, PPO).
@@ -67,6 +69,14 @@ class CommonArgs:
                 "output_dir/tests.csv against the training's frames and time (the time of the tests left out), "
                 "as CuLE and the DQN papers plot test scores during training"})
     test_episodes: int = field(default=10, metadata={"help": "episodes of each test (--test-every)"})
+    test_later: bool = field(default=False, metadata={
+        "help": "with --test-every: keep the agent's weights at each test point in output_dir/snapshots/ "
+                "instead of testing it then, for --test-snapshots to test afterwards on any device. On a GPU each "
+                "of a test's few environments steps at one GPU thread's pace (tens of ms a step), so testing "
+                "there can take longer than the training between two tests"})
+    test_snapshots: bool = field(default=False, metadata={
+        "help": "at the end of the run, test the snapshots of --test-later that tests.csv lacks, each as its "
+                "test would have been (same episodes and seeds, the clocks of its moment in training)"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
 
@@ -84,7 +94,8 @@ class ActorCriticArgs(CommonArgs):
 # (start_steps: how a process that starts or resumes staggers its episodes, A2C+V-trace's).
 PER_RUN_ARGS = frozenset({"device", "output_dir", "resume", "total_frames", "max_minutes", "eval_episodes",
                           "eval_noops", "video", "quiet", "num_threads", "checkpoint_every", "log_every",
-                          "start_steps", "test_every", "test_episodes"})
+                          "start_steps", "test_every", "test_episodes", "test_later",
+                          "test_snapshots"})
 
 
 def resume_conflicts(args, saved: dict) -> list[str]:
@@ -153,6 +164,10 @@ class Run:
                              f"({args.test_episodes}) 1 or more")
         self.act = None
         self.tests_done = self.frames // args.test_every if args.test_every else 0
+        if self.dist.main:  # snapshots of a run this one replaces, or made after the checkpoint it resumes
+            for path in (Path(args.output_dir) / SNAPSHOTS).glob("test_*.pt"):
+                if torch.load(path, map_location="cpu", weights_only=True)["frames"] > self.frames:
+                    path.unlink()
 
     @property
     def logging(self) -> bool:
@@ -195,25 +210,61 @@ class Run:
         """The agent as it is now, on --test-episodes episodes by the final evaluation's protocol, into the
         log's tests.csv (rank 0; the other ranks wait for it at their next update). Training stands still:
         the log's clocks leave the test out, and the random streams the trainer draws from are restored, so a
-        run trains the same with tests as without."""
+        run trains the same with tests as without. With test_later the weights are kept for test_snapshots
+        instead."""
         games = game_list(self.args.game) if self.args.game != "sanity" else []
         if not games or not log.enabled:  # --quiet, or a rank other than the first: nothing would be written
             return
+        with log.suspended():
+            if self.args.test_later:
+                weights = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+                path = Path(self.args.output_dir) / SNAPSHOTS / f"test_{self.tests_done:05d}.pt"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(dict(model=weights, frames=self.frames, test=self.tests_done, clocks=log.clocks()), path)
+                return
+            log.test(self.frames, **self._test_scores(games, self.tests_done))
+
+    def _test_scores(self, games: list[str], test: int) -> dict:
+        """The scores of test number `test` of the agent as it is now, as tests.csv's columns. The test samples
+        its actions from a stream of its own, seeded by its number, and leaves the trainer's streams as they
+        were: a snapshot tested after the run scores what its test during training would have scored."""
         cuda = [] if self.device.type != "cuda" else [
             torch.cuda.current_device() if self.device.index is None else self.device.index]
-        with log.suspended(), torch.random.fork_rng(devices=cuda):
-            training = self.model.training
-            self.model.eval()
-            try:
+        training = self.model.training
+        self.model.eval()
+        try:
+            with torch.random.fork_rng(devices=cuda):
+                torch.manual_seed(TEST_SEED + test)
                 if len(games) == 1:
-                    scores = self._evaluate(self.args.game, self.args.test_episodes, seed=TEST_SEED + self.tests_done)
-                    log.test(self.frames, episodes=len(scores), score=sum(scores) / len(scores), min=min(scores),
-                             max=max(scores))
-                else:
-                    scores = self._evaluate_games(games, self.args.test_episodes, TEST_SEED + self.tests_done)
-                    log.test(self.frames, **{k.removeprefix("eval_"): v for k, v in scores["log"].items()})
-            finally:
-                self.model.train(training)
+                    scores = self._evaluate(games[0], self.args.test_episodes, seed=TEST_SEED + test)
+                    return dict(episodes=len(scores), score=sum(scores) / len(scores), min=min(scores),
+                                max=max(scores))
+                scores = self._evaluate_games(games, self.args.test_episodes, TEST_SEED + test)
+                return {k.removeprefix("eval_"): v for k, v in scores["log"].items()}
+        finally:
+            self.model.train(training)
+
+    def test_snapshots(self, log) -> int:
+        """Tests the snapshots of test_later that the log's tests.csv lacks, in order, each as its test would
+        have run during training; the model's own weights are restored afterwards. Returns how many ran."""
+        games = game_list(self.args.game) if self.args.game != "sanity" else []
+        folder = Path(self.args.output_dir) / SNAPSHOTS
+        if not games or not log.enabled or not folder.is_dir():
+            return 0
+        done = set(log.tested_frames())
+        own = {k: v.clone() for k, v in self.model.state_dict().items()}
+        ran = 0
+        try:
+            for path in sorted(folder.glob("test_*.pt")):
+                snap = torch.load(path, map_location=self.device, weights_only=True)
+                if snap["frames"] in done:
+                    continue
+                self.model.load_state_dict(snap["model"])
+                log.test(snap["frames"], clocks=snap["clocks"], **self._test_scores(games, snap["test"]))
+                ran += 1
+        finally:
+            self.model.load_state_dict(own)
+        return ran
 
     def _evaluate(self, game: str, episodes: int, seed: int = EVAL_SEED, video: str | None = None,
                   full_action_space: bool = False) -> list[float]:
@@ -224,6 +275,8 @@ class Run:
         """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve."""
         args = self.args
         games = game_list(args.game) if args.game != "sanity" else []
+        if args.test_snapshots and self.dist.main:
+            self.test_snapshots(log)
         if args.eval_episodes and games and self.dist.main:
             if len(games) == 1:
                 scores = self._evaluate(args.game, args.eval_episodes,
