@@ -21,8 +21,12 @@ as it goes (a part cut off by its budget keeps what it wrote):
               with twice the others' share, in lockstep from staggered cached
               starts with CuLE's optimizer and normalised frames
               (python -m cule.benchmarks.train): frames/s while training,
-              score against wall time, A2C+V-trace's agent tested on 10
-              episodes every 1M frames (the time to 18 as CuLE measures it);
+              score against wall time, A2C+V-trace's weights kept every
+              1.776M frames (--test-later: a test's few environments step
+              slowly on a GPU), to be tested on 30 episodes afterwards on
+              any machine (the time to 18 as CuLE measures it):
+              python -m cule.benchmarks.train --test-snapshots
+              --output-dir WORK_DIR/train_a2c_vtrace;
   ncu         Nsight Compute on cule_run (pong, 4,096 envs): occupancy,
               active threads per warp, the top stall reasons;
   memcheck    (only when --parts names it) mutated saved states of
@@ -75,11 +79,14 @@ TRAIN_ENVS = {"a2c_vtrace": 1200, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
 # (a full reset holds up its warp), and checkpoints every 1,000 updates rather than every second. On a 2-core
 # CPU these settings tested at 19.0 after 9.8M frames; without the normalised frames the run did not learn, with
 # Adam it learned later, and the value-loss weight moved it either way with two seeds (docs/trainers.md). The
-# agent is tested on 10 episodes every 1M frames (about 25 s at 40k frames/s): the time to 18 by the tests, as
-# CuLE measures it; the log's lines trail the agent by one episode of each of the 1,200 environments.
+# agent's weights are kept every 1.776M frames and tested afterwards (test_later): on one H200 a 30-episode
+# evaluation ran past 180 s, longer than half the training, since each of a test's few environments steps at
+# one GPU thread's pace. The tests give the time to 18 as CuLE measures it; the log's lines trail the agent by
+# one episode of each of the 1,200 environments.
 TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "optimizer=rmsprop",
                              "learning_rate=6.5e-4", "normalize_obs=True", "vf_coef=1.0", "start_steps=400",
-                             "checkpoint_every=1000", "test_every=1000000"]}
+                             "checkpoint_every=1000", "test_every=1776000",
+                             "test_episodes=30", "test_later=True"]}
 TRAIN_WEIGHT = {"a2c_vtrace": 2.0}  # shares of the train part's time (others: 1)
 TEST_FILES = ["tests/test_cuda_gpu.py", "tests/test_backend_contract.py", "tests/test_jax_interop.py"]
 

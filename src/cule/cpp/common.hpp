@@ -14,6 +14,9 @@ typedef unsigned int uint32_t;
 typedef int int32_t;
 typedef unsigned long long uint64_t;
 typedef long long int64_t;
+// Nor offsetof: the classic definition, which NVRTC folds to a constant
+// (though not in a constant expression: static_asserts on layout are host-side).
+#define offsetof(type, member) ((size_t)&reinterpret_cast<const volatile char&>(((type*)0)->member))
 #else
 #include <cstddef>
 #include <cstdint>
@@ -165,15 +168,18 @@ CULE_HD size_t lane_slot(int env, size_t item, size_t items, uint32_t lanes) {
   return ((size_t)((uint32_t)env / lanes) * items + item) * lanes + (uint32_t)env % lanes;
 }
 
-// Copies 4 bytes between objects of different types (a store through a cast
-// pointer would break C++'s aliasing rules); both compile to one move.
-CULE_HD void copy_word(void* to, const void* from) {
+// Copies bytes between objects of different types (a store through a cast
+// pointer would break C++'s aliasing rules); a few bytes compile to moves.
+// The device has memcpy (NVRTC knows no __builtin_memcpy), the host the
+// built-in without <cstring>.
+CULE_HD void copy_bytes(void* to, const void* from, size_t n) {
 #if CULE_DEVICE_CODE
-  memcpy(to, from, 4);
+  memcpy(to, from, n);
 #else
-  __builtin_memcpy(to, from, 4);
+  __builtin_memcpy(to, from, n);
 #endif
 }
+CULE_HD void copy_word(void* to, const void* from) { copy_bytes(to, from, 4); }
 
 // One struct per environment, stored as 4-byte words in lane layout; a
 // kernel thread loads its environment's struct into a working copy (local

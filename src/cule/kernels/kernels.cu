@@ -53,6 +53,24 @@ CULE_HD void with_batch_step(const cule::BatchView& batch, F&& f) {
 #endif
 }
 
+// What cule_run and cule_reset do with the step policy: classes, not lambdas,
+// since NVRTC compiles a lambda in a kernel as host code.
+template <class Env>
+struct RunEnv {
+  Env& env;
+  int32_t action;
+  int64_t seed;
+  bool force_reset;
+  template <class Step>
+  CULE_HD void operator()(Step) const { (*env).template run<Step>(action, seed, force_reset); }
+};
+template <class Env>
+struct EndEpisode {
+  Env& env;
+  template <class Step>
+  CULE_HD void operator()(Step) const { (*env).template end_episode<Step>(); }
+};
+
 // A step is four launches on one stream, each one thread per environment
 // (the state update and the resets on working copies of the environment's
 // console and ALE state, loaded from lane-laid arrays: vector.hpp EnvCopy):
@@ -106,10 +124,9 @@ CULE_KERNEL cule_run(CULE_RUN_PARAMS) {
   if (i < 0 || i >= count) return;
   CULE_MACHINE_SLOT(slot, per_warp);
   const cule::BatchView& batch = batches[cule::ref_batch(refs[i])];
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{batch, cule::ref_env(refs[i]), slot};
-  with_batch_step(batch, [&](auto step) {
-    (*env).template run<decltype(step)>(actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0);
-  });
+  using Env = cule::EnvCopy<CULE_CART, CULE_GAMES>;
+  Env env{batch, cule::ref_env(refs[i]), slot};
+  with_batch_step(batch, RunEnv<Env>{env, actions ? actions[i] : 0, seeds ? seeds[i] : -1, force_reset != 0});
 }
 
 // The render pass over the same environments: those whose step recorded
@@ -129,8 +146,9 @@ CULE_KERNEL cule_reset(CULE_RESET_PARAMS) {
   CULE_MACHINE_SLOT(slot, per_warp);
   const int32_t ref = batches->reset_list[i];
   const cule::BatchView& batch = batches[cule::ref_batch(ref)];
-  cule::EnvCopy<CULE_CART, CULE_GAMES> env{batch, cule::ref_env(ref), slot};
-  with_batch_step(batch, [&](auto step) { (*env).template end_episode<decltype(step)>(); });
+  using Env = cule::EnvCopy<CULE_CART, CULE_GAMES>;
+  Env env{batch, cule::ref_env(ref), slot};
+  with_batch_step(batch, EndEpisode<Env>{env});
 }
 
 // The listed environments' observations (stacked, oldest first), rewards,

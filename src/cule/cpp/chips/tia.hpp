@@ -377,7 +377,7 @@ CULE_HD ObjectMask make_mask(int pos, uint8_t mode, uint8_t size, uint8_t kind) 
   const uint64_t bits =
       (uint64_t)(uint16_t)pos | (uint64_t)mode << 16 | (uint64_t)size << 24 | (uint64_t)kind << 32;
   ObjectMask m;
-  __builtin_memcpy(&m, &bits, sizeof m);
+  copy_bytes(&m, &bits, sizeof m);
   return m;
 }
 

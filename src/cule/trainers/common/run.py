@@ -156,7 +156,7 @@ class Run:
                 self.optimizer.load_state_dict(state["optimizer"])
             self.start_update, self.frames = state["update"], state["frames"]
             self.extra = state.get("extra", {})
-            torch.set_rng_state(state["torch_rng"])
+            torch.set_rng_state(state["torch_rng"].cpu())  # loaded onto the run's device with the rest
         self.dist.broadcast_(self.model)  # torchrun: every rank starts from rank 0's weights
         self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
         if args.test_every < 0 or args.test_episodes < 1:
