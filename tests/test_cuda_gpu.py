@@ -207,3 +207,21 @@ def test_cules_env_class_on_cuda_equals_the_cpu():
             assert torch.equal(x, y.cpu()), f"step {t}: {name}"
         dones += int(dc.sum())
     assert dones >= 64  # every episode reached the frame cap and restarted from the start cache
+
+
+def test_a_checkpoint_resumes_and_is_evaluated_and_tested_on_cuda(tmp_path):
+    """A run's checkpoint loads onto the GPU with everything in it, the torch RNG state included (which
+    torch.set_rng_state takes on the CPU only): --resume, --test-snapshots and --eval-only on cuda."""
+    from cule.benchmarks import train
+
+    common = ["--quiet", "--output-dir", str(tmp_path), "--eval-episodes", "0"]
+    train.main(["--trainer", "a2c_vtrace", "--game", "pong", "--device", "cpu", "--num-envs", "8", "--frames",
+                "2048", "--test-every", "1024", "--test-episodes", "2", "--test-later", *common])
+    resumed = train.main(["--resume", "--device", "cuda", "--frames", "4096", *common])
+    frames = resumed["at_end"]["frames"]
+    assert 2048 < frames <= 4096 and resumed["device"] == "cuda"
+    tested = train.main(["--test-snapshots", "--device", "cuda", *common])
+    assert tested["tests"]["count"] == frames // 1024 and tested["tests"]["device"] == "cuda"
+    evaluated = train.main(["--eval-only", "--device", "cuda", "--quiet", "--output-dir", str(tmp_path),
+                            "--eval-episodes", "2"])
+    assert evaluated["evaluation"]["episodes"] == 2 and evaluated["evaluation"]["device"] == "cuda"
