@@ -71,9 +71,9 @@ class CommonArgs:
     test_episodes: int = field(default=10, metadata={"help": "episodes of each test (--test-every)"})
     test_later: bool = field(default=False, metadata={
         "help": "with --test-every: keep the agent's weights at each test point in output_dir/snapshots/ "
-                "instead of testing it then, for --test-snapshots to test afterwards on any device. On a GPU each "
-                "of a test's few environments steps at one GPU thread's pace (tens of ms a step), so testing "
-                "there can take longer than the training between two tests"})
+                "instead of testing it then, for --test-snapshots to test afterwards on any device. On a GPU a "
+                "test's few environments each step at one GPU thread's pace: a 30-episode Pong test ran past "
+                "180 s on an H200, where the whole training to a score of 18 took 3.4 minutes"})
     test_snapshots: bool = field(default=False, metadata={
         "help": "at the end of the run, test the snapshots of --test-later that tests.csv lacks, each as its "
                 "test would have been (same episodes and seeds, the clocks of its moment in training)"})
