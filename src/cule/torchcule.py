@@ -96,12 +96,12 @@ class Env:
         if not checks.is_int(max_noop_steps) or max_noop_steps < 0:
             raise ValueError(f"max_noop_steps must be an int >= 0, got {max_noop_steps!r}")
         self.env_name, self.num_envs, self.color_mode = env_name, num_envs, color_mode
-        self.rescale, self.frameskip, self.repeat_prob = bool(rescale), frameskip, repeat_prob
+        self.rescale, self.repeat_prob = bool(rescale), repeat_prob
         self.episodic_life, self.clip_rewards = bool(episodic_life), bool(clip_rewards)
         self.max_noop_steps, self.max_episode_length = max_noop_steps, max_episode_length
         self.is_training = False
         self.num_channels = 3 if color_mode == "rgb" else 1
-        self.vector = self._build(device)
+        self.vector = self._build(device, frameskip)
         self.height, self.width = self.vector.single_observation_space.shape[1:3]
         self.action_set = torch.as_tensor(self.vector.action_set, dtype=torch.uint8, device=self.device)
         self.action_space = spaces.Discrete(len(self.vector.action_set))
@@ -112,11 +112,15 @@ class Env:
     def device(self) -> torch.device:
         return self.vector.device
 
-    def _build(self, device) -> AtariVectorEnv:
+    @property
+    def frameskip(self) -> int:
+        return self.vector.frameskip
+
+    def _build(self, device, frameskip) -> AtariVectorEnv:
         return AtariVectorEnv(
             self.env_name, self.num_envs, device=device, grayscale=self.color_mode == "gray",
             img_height=84 if self.rescale else None, img_width=84 if self.rescale else None, stack_num=1,
-            frameskip=self.frameskip, maxpool=True, repeat_action_probability=self.repeat_prob,
+            frameskip=frameskip, maxpool=True, repeat_action_probability=self.repeat_prob,
             reward_clipping=self.clip_rewards, life_loss_info=self.episodic_life,
             noop_max=self.max_noop_steps, reset_mode="cache", reset_cache_size=max(1, self.max_noop_steps),
             max_num_frames_per_episode=self.max_episode_length, autoreset_mode="SameStep")
@@ -130,12 +134,7 @@ class Env:
                 raise RuntimeError(f"the frameskip is {self.frameskip} since reset(); cule fixes it once the "
                                    f"environments have reset: call train({frameskip}) before reset(), or make "
                                    f"the Env with frameskip={frameskip}")
-            old, self.frameskip = self.frameskip, frameskip
-            try:
-                vector = self._build(self.device)
-            except BaseException:
-                self.frameskip = old  # a frameskip the env refuses leaves this one as it was
-                raise
+            vector = self._build(self.device, frameskip)  # built first: a refused frameskip changes nothing
             self.vector.close()
             self.vector = vector
         self.is_training = True

@@ -169,6 +169,10 @@ class Run:
                 if torch.load(path, map_location="cpu", weights_only=True)["frames"] > self.frames:
                     path.unlink()
 
+    def _games(self) -> list[str]:
+        """The games the agent is tested and evaluated on (none for the sanity task)."""
+        return game_list(self.args.game) if self.args.game != "sanity" else []
+
     @property
     def logging(self) -> bool:
         """Whether this process writes logs (rank 0, unless --quiet)."""
@@ -212,7 +216,7 @@ class Run:
         the log's clocks leave the test out, and the random streams the trainer draws from are restored, so a
         run trains the same with tests as without. With test_later the weights are kept for test_snapshots
         instead."""
-        games = game_list(self.args.game) if self.args.game != "sanity" else []
+        games = self._games()
         if not games or not log.enabled:  # --quiet, or a rank other than the first: nothing would be written
             return
         with log.suspended():
@@ -247,7 +251,7 @@ class Run:
     def test_snapshots(self, log) -> int:
         """Tests the snapshots of test_later that the log's tests.csv lacks, in order, each as its test would
         have run during training; the model's own weights are restored afterwards. Returns how many ran."""
-        games = game_list(self.args.game) if self.args.game != "sanity" else []
+        games = self._games()
         folder = Path(self.args.output_dir) / SNAPSHOTS
         if not games or not log.enabled or not folder.is_dir():
             return 0
@@ -274,7 +278,7 @@ class Run:
     def finish(self, log, result: dict) -> None:
         """Evaluation (eval.json, agent.gif) when asked for, then the log and its curve."""
         args = self.args
-        games = game_list(args.game) if args.game != "sanity" else []
+        games = self._games()
         if args.test_snapshots and self.dist.main:
             self.test_snapshots(log)
         if args.eval_episodes and games and self.dist.main:
