@@ -2,6 +2,7 @@
 import concurrent.futures
 import os
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,22 @@ SUMMARY: dict[str, list[str]] = {}
 
 def report(section: str, line: str) -> None:
     SUMMARY.setdefault(section, []).append(line)
+
+
+def cubin_code(path) -> dict[str, bytes]:
+    """A cubin's sections by name (SHT_NOBITS ones empty), less those that may differ between builds of the
+    same machine code: the symbol table's order, and the toolkit's note, which records the options."""
+    data = path.read_bytes()
+    table, = struct.unpack_from("<Q", data, 0x28)
+    entry, count, names = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, table + i * entry) for i in range(count)]
+    strings = headers[names][4]
+    sections = {}
+    for name, kind, _, _, offset, size, *_ in headers:
+        label = data[strings + name:data.index(b"\0", strings + name)].decode()
+        if label not in (".symtab", ".strtab", ".note.nv.tkinfo"):
+            sections[label] = b"" if kind == 8 else data[offset:offset + size]
+    return sections
 
 
 def pytest_addoption(parser):

@@ -11,7 +11,7 @@ def test_gpu_session_dry_run_runs_every_part(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(out),
                            "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "jax", "specialised",
-                           "tests", "train", "ncu", "memcheck", "--trainers", "a2c_vtrace", "ppo", "ppo_jax"],
+                           "tests", "train", "ncu", "memcheck", "--trainers", "a2c_vtrace", "ppo", "rainbow", "ppo_jax"],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     session = json.loads((out / "session.json").read_text())
@@ -24,7 +24,11 @@ def test_gpu_session_dry_run_runs_every_part(tmp_path):
     assert all(r["fps"] > 0 for r in rows)
     import tarfile
     with tarfile.open(out / "train.tar.gz") as tar:
-        assert {"train_a2c_vtrace/summary.json", "train_ppo/summary.json"} <= set(tar.getnames())
+        assert {f"train_{t}/summary.json" for t in ("a2c_vtrace", "ppo", "rainbow")} <= set(tar.getnames())
+        summaries = {t: json.load(tar.extractfile(f"train_{t}/summary.json")) for t in ("ppo", "rainbow")}
+    # each trainer's curve is timed to its target, and its agents kept for tests afterwards
+    assert summaries["ppo"]["target"] == 18 and summaries["rainbow"]["target"] == -10
+    assert all(s["settings"]["test_later"] for s in summaries.values()), summaries
     assert (out / "throughput.png").is_file()
     files = sorted(p.name for p in out.iterdir())
     assert len(files) <= 8, files

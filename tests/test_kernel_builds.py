@@ -48,19 +48,26 @@ def test_defines_name_what_is_compiled_in():
 
 
 class FakeCupy(types.ModuleType):
-    """Records RawModule's arguments; get_function returns the kernel's name."""
+    """Records RawModule's arguments; get_function returns the kernel's name, or raises CuPy's CompileException
+    with the message `error(options)` gives, where it gives one."""
 
     def __init__(self):
         super().__init__("cupy")
-        self.loaded = []
+        self.loaded, self.options, self.error = [], [], None
         fake = self
+
+        class CompileException(Exception):
+            pass
 
         class RawModule:
             def __init__(self, code=None, options=(), backend=None, path=None):
                 fake.loaded.append("nvrtc" if path is None else path)
+                fake.options.append(tuple(options))
                 self.options = options
 
             def get_function(self, name):
+                if fake.error and (message := fake.error(self.options)):
+                    raise CompileException(message)
                 return name
 
         class Device:
@@ -74,7 +81,8 @@ class FakeCupy(types.ModuleType):
                 return False
 
         self.RawModule = RawModule
-        self.cuda = types.SimpleNamespace(Device=Device)
+        self.cuda = types.SimpleNamespace(Device=Device,
+                                          compiler=types.SimpleNamespace(CompileException=CompileException))
 
 
 @pytest.fixture
@@ -116,6 +124,24 @@ def test_loader_takes_a_matching_binary_and_nothing_else(fake_cupy, tmp_path, mo
     tia = headers / "chips" / "tia.hpp"
     tia.write_text(tia.read_text() + "\n// edited\n")
     assert load(build) == "nvrtc"
+
+
+def test_nvrtc_gets_ptxas_threads_where_it_knows_the_option(fake_cupy):
+    build = KernelBuild("F8")
+    assert load(build) == "nvrtc"
+    assert fake_cupy.options == [(*build.options(), *kernels.NVRTC_PARALLEL)]
+    # an NVRTC without the option refuses it by name: the same build, on one thread
+    fake_cupy.options.clear()
+    fake_cupy.error = lambda options: (f"nvrtc: error: unrecognized option {kernels.NVRTC_PARALLEL[0]} found"
+                                       if kernels.NVRTC_PARALLEL[0] in options else None)
+    assert load(build) == "nvrtc"
+    assert fake_cupy.options == [(*build.options(), *kernels.NVRTC_PARALLEL), build.options()]
+    # any other error is the user's to see, and is not compiled twice
+    fake_cupy.options.clear()
+    fake_cupy.error = lambda options: "kernels.cu(12): error: identifier \"x\" is undefined"
+    with pytest.raises(Exception, match="is undefined"):
+        load(build)
+    assert fake_cupy.options == [(*build.options(), *kernels.NVRTC_PARALLEL)]
 
 
 def test_loader_searches_the_variable_then_the_user_cache(fake_cupy, tmp_path, monkeypatch):

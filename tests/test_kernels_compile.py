@@ -6,9 +6,11 @@ its record, named by the build's key; ptxas must report every kernel, the
 emulating kernels' stacks at most 1,024 bytes and no spill in any kernel or
 the out-of-line functions they call (kernels.cu's register budget,
 __maxnreg__, needs nvcc 12.4 or later). With --extended, sm_75 and sm_80
-compile too (sm_70 is listed as unsupported by CUDA 13's nvcc).
+compile too (sm_70 is listed as unsupported by CUDA 13's nvcc), and ptxas
+with two threads must give the same machine code as with one.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -18,8 +20,8 @@ import pytest
 
 from cule import _core
 from cule.kernels import KernelBuild
-from cule.kernels.__main__ import compile_report
-from conftest import REPO, report
+from cule.kernels.__main__ import compile_report, nvcc_compile, ptxas_splits
+from conftest import REPO, cubin_code, report
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
 
@@ -59,6 +61,8 @@ def test_build_command_writes_the_mappers_cubin_for_sm_90(tmp_path):
     record = json.loads(cubin.with_suffix(".json").read_text())
     assert record["key"] == build.key("sm_90") and record["arch"] == "sm_90" and record["cart"] == "2K"
     assert record["game"] is None and record["gymnasium"] is None
+    # one build alone gets every core as a ptxas thread
+    assert record["ptxas_threads"] == ((os.cpu_count() or 1) if ptxas_splits("nvcc") else 1)
     lines = _check(record["kernels"], "sm_90 (2K, any game)")
     assert "1 binaries" in done.stdout and "cule_run" in done.stdout
     report(f"CUDA kernels: the 2K mapper's build for sm_90 ({record['nvcc']}, {record['seconds']:.0f} s)",
@@ -93,3 +97,17 @@ def test_kernel_source_changes_with_any_core_header(tmp_path, monkeypatch):
         assert kernels.kernel_source() != before, header.name
         header.write_text(original)
         assert kernels.kernel_source() == before
+
+
+@pytest.mark.extended
+def test_ptxas_threads_leave_the_machine_code_as_it_was(tmp_path):
+    """--build gives ptxas the cores (--split-compile); the kernels it writes must not change with them."""
+    if not ptxas_splits("nvcc"):
+        pytest.skip("this toolkit's ptxas has no --split-compile")
+    builds = {}
+    for threads in (1, 2):
+        nvcc_compile(KernelBuild("2K"), "sm_90", tmp_path / f"{threads}.cubin", threads=threads)
+        builds[threads] = cubin_code(tmp_path / f"{threads}.cubin")
+    assert sorted(n for n in builds[1] if n.startswith(".text.")) == sorted(f".text.{k}" for k in _core.kernel_signatures)
+    differ = [name for name in builds[1].keys() | builds[2].keys() if builds[1].get(name) != builds[2].get(name)]
+    assert not differ, f"ptxas with two threads changed {differ}"

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from cule import _core
-from cule.kernels import KernelBuild, kernel_source
+from cule.kernels import NVRTC_PARALLEL, KernelBuild, kernel_source
+from conftest import cubin_code
 
 
 def _nvrtc_folders() -> list[str]:
@@ -50,27 +51,31 @@ NVRTC = _load_nvrtc()
 pytestmark = pytest.mark.skipif(NVRTC is None, reason="no NVRTC library (pip install nvidia-cuda-nvrtc-cu12)")
 
 
-def nvrtc_compile(build: KernelBuild, arch: str = "compute_90") -> tuple[int, str]:
-    """NVRTC's result code and log for kernels.cu with `build`'s options, to PTX for `arch`."""
+def nvrtc_compile(build: KernelBuild, arch: str = "compute_90", extra=NVRTC_PARALLEL) -> tuple[int, str, bytes]:
+    """NVRTC's result code, log and output for kernels.cu with `build`'s options and the backend's `extra`
+    ones: PTX for a compute_ `arch` (a virtual one), a cubin for an sm_ one."""
     program = ctypes.c_void_p()
     assert NVRTC.nvrtcCreateProgram(ctypes.byref(program), kernel_source().encode(), b"kernels.cu", 0, None,
                                     None) == 0
     try:
-        options = [o.encode() for o in (*build.options(), f"--gpu-architecture={arch}")]
+        options = [o.encode() for o in (*build.options(), *extra, f"--gpu-architecture={arch}")]
         result = NVRTC.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options))
         size = ctypes.c_size_t()
         NVRTC.nvrtcGetProgramLogSize(program, ctypes.byref(size))
         log = ctypes.create_string_buffer(size.value)
         NVRTC.nvrtcGetProgramLog(program, log)
-        if result == 0:  # the PTX holds every kernel the backend loads
-            NVRTC.nvrtcGetPTXSize(program, ctypes.byref(size))
-            ptx = ctypes.create_string_buffer(size.value)
-            NVRTC.nvrtcGetPTX(program, ptx)
+        output, kind = b"", "PTX" if arch.startswith("compute_") else "CUBIN"
+        if result == 0:
+            getattr(NVRTC, f"nvrtcGet{kind}Size")(program, ctypes.byref(size))
+            buffer = ctypes.create_string_buffer(size.value)
+            getattr(NVRTC, f"nvrtcGet{kind}")(program, buffer)
+            output = buffer.raw
+        if kind == "PTX" and result == 0:  # the PTX holds every kernel the backend loads
             missing = [k for k in ("cule_run", "cule_render", "cule_reset", "cule_gather")
-                       if f".entry {k}(" not in ptx.value.decode()]
+                       if f".entry {k}(" not in output.decode(errors="replace")]
             if missing:
-                return -1, f"compiled, but the PTX lacks {missing}"
-        return result, log.value.decode(errors="replace")
+                return -1, f"compiled, but the PTX lacks {missing}", output
+        return result, log.value.decode(errors="replace"), output
     finally:
         NVRTC.nvrtcDestroyProgram(ctypes.byref(program))
 
@@ -84,5 +89,19 @@ BUILDS = [KernelBuild("2K"), KernelBuild("F8", game="ms_pacman", gymnasium=False
 @pytest.mark.parametrize("build", BUILDS, ids=lambda b: b.label)
 def test_nvrtc_compiles_the_kernels(build):
     started = time.perf_counter()
-    result, log = nvrtc_compile(build)
+    result, log, _ = nvrtc_compile(build)
     assert result == 0, f"NVRTC could not compile {build.label} ({time.perf_counter() - started:.0f} s):\n{log[:4000]}"
+
+
+@pytest.mark.extended
+def test_ptxas_threads_leave_nvrtcs_machine_code_as_it_was(tmp_path):
+    """The backend's NVRTC_PARALLEL must only spread ptxas over the cores: the same sm_90 code as without."""
+    cubins = {}
+    for extra in (NVRTC_PARALLEL, ()):
+        result, log, cubins[extra] = nvrtc_compile(KernelBuild("2K"), "sm_90", extra)
+        assert result == 0, log[:4000]
+        (tmp_path / f"{len(extra)}.cubin").write_bytes(cubins[extra])
+    one, many = cubin_code(tmp_path / "0.cubin"), cubin_code(tmp_path / "1.cubin")
+    assert sorted(n for n in one if n.startswith(".text.")) == sorted(f".text.{k}" for k in _core.kernel_signatures)
+    differ = [name for name in one.keys() | many.keys() if one.get(name) != many.get(name)]
+    assert not differ, f"NVRTC with {NVRTC_PARALLEL} changed {differ}"

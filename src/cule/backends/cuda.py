@@ -34,7 +34,7 @@ import torch
 
 from .. import _core
 from ..errors import CudaUnavailableError
-from ..kernels import KernelBuild, find_binary, kernel_source
+from ..kernels import NVRTC_PARALLEL, KernelBuild, find_binary, kernel_source
 from . import Backend, StepResult, check_action_batch, result_column, torch_dtype
 
 THREADS_PER_BLOCK = _core.threads_per_block  # cule/cpp/vector/kernel_abi.hpp: two warps
@@ -96,12 +96,24 @@ def load_kernels(build: KernelBuild, device_index: int = 0, arch: str | None = N
     with cupy.cuda.Device(device_index):
         if path is not None:
             module, source = cupy.RawModule(path=str(path)), str(path)
+            functions = tuple(module.get_function(name) for name in KERNELS)
         else:
-            module = cupy.RawModule(code=kernel_source(), options=build.options(), backend="nvrtc")
-            source = "nvrtc"
-        functions = tuple(module.get_function(name) for name in KERNELS)
+            functions, source = nvrtc_functions(cupy, build), "nvrtc"
     log.debug("cule kernels %s for %s: %s", build.label, arch, source)
     return functions, source
+
+
+def nvrtc_functions(cupy, build: KernelBuild) -> tuple:
+    """KERNELS of `build` compiled by NVRTC through CuPy (at the first get_function), with ptxas's threads,
+    or without them where this NVRTC does not know the option."""
+    for extra in (NVRTC_PARALLEL, ()):
+        module = cupy.RawModule(code=kernel_source(), options=(*build.options(), *extra), backend="nvrtc")
+        try:
+            return tuple(module.get_function(name) for name in KERNELS)
+        except cupy.cuda.compiler.CompileException as error:
+            if not extra or "unrecognized option" not in str(error):
+                raise
+            log.debug("this NVRTC has no %s; compiling on one thread", " ".join(extra))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ needed. The CUDA backend loads a binary whose key (a digest of the kernels'
 source, the core headers, the options and the architecture) matches the
 build it needs from $CULE_KERNEL_DIR or the user cache folder
 (~/.cache/cule/kernels), and only without one compiles with NVRTC at first
-use (one to two minutes a mapper). Each binary gets a .json beside it with
+use (minutes a mapper). ptxas, nearly all of a build's time, gets the cores:
+--jobs builds at a time share them. Each binary gets a .json beside it with
 its key and ptxas's figures. Games name their mapper: all 104 games run from
 the nine mappers' builds. --game-specific compiles each named game in (one
 build per game; only for comparing against the mapper's build).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -72,13 +74,29 @@ def parse_ptxas(text: str, seconds: float) -> list[dict]:
     return rows
 
 
-def nvcc_compile(build: KernelBuild, arch: str, output: Path, nvcc: str = "nvcc") -> tuple[list[dict], float]:
+@functools.lru_cache(maxsize=None)
+def ptxas_splits(nvcc: str) -> bool:
+    """Whether the ptxas beside `nvcc` takes --split-compile (older toolkits' does not)."""
+    ptxas = Path(shutil.which(nvcc) or nvcc).resolve().with_name("ptxas")
+    if not ptxas.is_file():
+        return False
+    return "--split-compile" in subprocess.run([str(ptxas), "--help"], capture_output=True, text=True).stdout
+
+
+def nvcc_compile(build: KernelBuild, arch: str, output: Path, nvcc: str = "nvcc",
+                 threads: int = 1) -> tuple[list[dict], float]:
     """Compiles `build` for `arch` into `output` (a cubin) with ptxas -v; returns (ptxas rows, seconds).
-    An architecture this nvcc does not support gives [{"unsupported": True}]; any other error exits."""
+    An architecture this nvcc does not support gives [{"unsupported": True}]; any other error exits.
+
+    With `threads` > 1 ptxas compiles the kernels side by side (--split-compile, as NVRTC_PARALLEL has NVRTC
+    do), the machine code the same bytes as one thread's (tests/test_kernels_compile.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "kernels.cu"  # the text the key is a digest of
         source.write_text(kernel_source())
-        cmd = [nvcc, *build.options(), f"-arch={arch}", "-cubin", "-Xptxas", "-v", str(source), "-o", str(output)]
+        ptxas = ["-Xptxas", "-v"]
+        if threads > 1 and ptxas_splits(nvcc):
+            ptxas += ["-Xptxas", f"--split-compile={threads}"]
+        cmd = [nvcc, *build.options(), f"-arch={arch}", "-cubin", *ptxas, str(source), "-o", str(output)]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
@@ -90,10 +108,10 @@ def nvcc_compile(build: KernelBuild, arch: str, output: Path, nvcc: str = "nvcc"
     return parse_ptxas(done.stdout + done.stderr, seconds), seconds
 
 
-def compile_report(arch: str, build: KernelBuild, nvcc: str = "nvcc") -> list[dict]:
+def compile_report(arch: str, build: KernelBuild, nvcc: str = "nvcc", threads: int = 1) -> list[dict]:
     """ptxas's figures of one build for one architecture (the binary is thrown away)."""
     with tempfile.TemporaryDirectory() as tmp:
-        return nvcc_compile(build, arch, Path(tmp) / "kernels.cubin", nvcc)[0]
+        return nvcc_compile(build, arch, Path(tmp) / "kernels.cubin", nvcc, threads)[0]
 
 
 def nvcc_version(nvcc: str) -> str:
@@ -102,14 +120,15 @@ def nvcc_version(nvcc: str) -> str:
     return m.group(1) if m else "unknown"
 
 
-def build_one(build: KernelBuild, arch: str, output_dir: Path, nvcc: str) -> dict:
+def build_one(build: KernelBuild, arch: str, output_dir: Path, nvcc: str, threads: int = 1) -> dict:
     """One cubin and its .json into output_dir (written under a temporary name, then renamed, so a reader never
     sees half a file). Returns the .json's content."""
     path = output_dir / build.file_name(arch)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    rows, seconds = nvcc_compile(build, arch, partial, nvcc)
+    rows, seconds = nvcc_compile(build, arch, partial, nvcc, threads)
     record = dict(file=path.name, build=build.label, cart=build.cart, game=build.game, gymnasium=build.gymnasium,
-                  arch=arch, key=build.key(arch), nvcc=nvcc_version(nvcc), seconds=round(seconds, 1), kernels=rows,
+                  arch=arch, key=build.key(arch), nvcc=nvcc_version(nvcc), seconds=round(seconds, 1),
+                  ptxas_threads=threads if ptxas_splits(nvcc) else 1, kernels=rows,
                   built=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     if rows and rows[0].get("unsupported"):
         record["unsupported"] = True
@@ -142,15 +161,19 @@ def resolve_builds(names: list[str], game_specific: bool, gymnasium: bool | None
 
 
 def build_all(builds: list[KernelBuild], archs: list[str], output_dir: Path, nvcc: str, jobs: int) -> list[dict]:
-    """Every build for every architecture, `jobs` nvcc processes at a time; prints a line per binary."""
+    """Every build for every architecture, `jobs` nvcc processes at a time, the cores shared among them as
+    ptxas threads; prints a line per binary."""
     output_dir.mkdir(parents=True, exist_ok=True)
     work = [(b, a) for b in builds for a in archs]
-    print(f"{len(work)} build(s) into {output_dir}, {jobs} at a time (each a few minutes of one core)", flush=True)
+    jobs = max(1, min(jobs, len(work)))
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    print(f"{len(work)} build(s) into {output_dir}, {jobs} at a time, {threads} ptxas thread(s) each "
+          f"(a build is a few minutes of one core)", flush=True)
     print(f"{'build':28s} {'arch':6s} {'kernel':16s} {'regs':>5s} {'stack B':>8s} {'spill st/ld':>12s} "
           f"{'out-of-line fns':>16s} {'nvcc s':>7s}", flush=True)
     records, t0 = [], time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        for record in pool.map(lambda w: build_one(*w, output_dir, nvcc), work):
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for record in pool.map(lambda w: build_one(*w, output_dir, nvcc, threads), work):
             records.append(record)
             if record.get("unsupported"):
                 print(f"{record['build']:28s} {record['arch']:6s} not supported by this nvcc; not built", flush=True)
@@ -196,7 +219,7 @@ def report(builds: list[KernelBuild], archs: list[str], nvcc: str) -> None:
     spills = False
     for build in builds:
         for arch in archs:
-            for r in compile_report(arch, build, nvcc):
+            for r in compile_report(arch, build, nvcc, os.cpu_count() or 1):
                 if r.get("unsupported"):
                     print(f"{build.label:28s} {arch:6s} not supported by this nvcc ({nvcc}); not compiled")
                     continue
@@ -224,7 +247,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output-dir", type=Path, default=None,
                         help=f"--build: where the binaries go (default: the user cache folder, {user_cache_dir()}, "
                              "which the backend searches without further set-up)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="nvcc or NVRTC compiles at a time")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(),
+                        help="nvcc or NVRTC compiles at a time (default: one per core); --build shares the cores "
+                             "among its compiles as ptxas threads, so one mapper alone gets them all")
     parser.add_argument("--game-specific", action="store_true",
                         help="--build, --report: compile the game in (one build per game) instead of reading it "
                              "from the batch")
