@@ -144,6 +144,22 @@ def test_nvrtc_gets_ptxas_threads_where_it_knows_the_option(fake_cupy):
     assert fake_cupy.options == [(*build.options(), *kernels.NVRTC_PARALLEL)]
 
 
+def test_a_mixed_batchs_mappers_compile_side_by_side(fake_cupy, monkeypatch):
+    import threading
+
+    from cule.backends import cuda
+
+    monkeypatch.setattr(cuda, "device_arch", lambda index=0: "sm_90")
+    together = threading.Barrier(2, timeout=20)  # each kernel's compile waits for another mapper's
+    fake_cupy.error = lambda options: together.wait() and None
+    cuda.load_many([KernelBuild("2K"), KernelBuild("F8"), KernelBuild("2K")], 0)
+    assert fake_cupy.loaded == ["nvrtc", "nvrtc"]
+    # the launchers' own calls find them loaded
+    fake_cupy.error = None
+    assert cuda.load_kernels(KernelBuild("F8"), 0)[0] == cuda.KERNELS
+    assert cuda.load_kernels(KernelBuild("2K"), 0)[1] == "nvrtc" and len(fake_cupy.loaded) == 2
+
+
 def test_loader_searches_the_variable_then_the_user_cache(fake_cupy, tmp_path, monkeypatch):
     build = KernelBuild("4K")
     cache = kernels.user_cache_dir()

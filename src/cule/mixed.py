@@ -95,6 +95,10 @@ def batch_backend(blocks, device: torch.device, settings: BackendSettings) -> Ba
     if len(blocks) == 1:
         return create(blocks[0].emulator, device, settings)
     own = dataclasses.replace(settings, num_threads=1, background=False)
+    if device.type == "cuda":  # every mapper's kernels, compiled side by side
+        from .backends.cuda import load_many
+        from .kernels import KernelBuild
+        load_many([KernelBuild(b.emulator.cart) for b in blocks], device.index or 0)
     return MixedBackend([create(b.emulator, device, own) for b in blocks], [b.count for b in blocks], device,
                         settings.num_threads, settings.background)
 

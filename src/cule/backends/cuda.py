@@ -24,6 +24,7 @@ without a GPU.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import logging
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ _KIND_CODES = {"pointer": 1, "int32": 2}  # the launch shim's ArgKind
 # (8 bytes each) of the frames one step records. A step that needs more is
 # drawn by the state update instead (counted in CudaBackend.render_stats()).
 LOG_ACCESSES_PER_ENV = 8192
+# NVRTC compiles of a mixed batch's mappers at a time (load_many).
+NVRTC_AT_ONCE = 4
 # Lane layout of the per-environment state on the device (cule/cpp/common.hpp).
 LANES = _core.device_lanes
 
@@ -101,6 +104,17 @@ def load_kernels(build: KernelBuild, device_index: int = 0, arch: str | None = N
             functions, source = nvrtc_functions(cupy, build), "nvrtc"
     log.debug("cule kernels %s for %s: %s", build.label, arch, source)
     return functions, source
+
+
+def load_many(builds: list[KernelBuild], device_index: int = 0) -> None:
+    """Puts `builds` in load_kernels' cache side by side, so that a mixed batch's mappers compile together at
+    first use instead of one after another (CuPy lets go of the GIL while NVRTC compiles). At most
+    NVRTC_AT_ONCE at a time: each compile of the kernels holds about 4 GB."""
+    builds = list(dict.fromkeys(builds))
+    if len(builds) < 2:
+        return
+    with concurrent.futures.ThreadPoolExecutor(min(NVRTC_AT_ONCE, len(builds))) as pool:
+        list(pool.map(lambda build: load_kernels(build, device_index), builds))
 
 
 def nvrtc_functions(cupy, build: KernelBuild) -> tuple:
