@@ -3,6 +3,7 @@
 No GPU and no nvcc needed: CuPy is replaced by a stand-in that records what
 it was asked to load (tests/test_kernels_compile.py runs the real build).
 """
+import json
 import shutil
 import sys
 import types
@@ -10,7 +11,7 @@ import types
 import pytest
 
 import cule.kernels as kernels
-from cule.kernels import KernelBuild
+from cule.kernels import KernelBuild, nvrtc
 
 
 @pytest.fixture
@@ -91,6 +92,7 @@ def fake_cupy(monkeypatch, tmp_path):
 
     fake = FakeCupy()
     monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(nvrtc, "library", lambda: None)  # CuPy's NVRTC; a test gives cule's its own stand-in
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(kernels.KERNEL_DIR_VARIABLE, raising=False)
     cuda.load_kernels.cache_clear()
@@ -144,6 +146,57 @@ def test_nvrtc_gets_ptxas_threads_where_it_knows_the_option(fake_cupy):
     assert fake_cupy.options == [(*build.options(), *kernels.NVRTC_PARALLEL)]
 
 
+def test_a_first_use_compiles_into_the_user_cache_and_later_runs_load_it(fake_cupy, monkeypatch):
+    built = []
+
+    def build_binary(build, arch, folder):  # NVRTC's compile, its bytes made up
+        built.append((build, arch))
+        return kernels.save_binary(build, arch, folder, b"cubin of " + build.label.encode(), compiler="NVRTC 12.9")
+
+    monkeypatch.setattr(nvrtc, "library", lambda: object())
+    monkeypatch.setattr(nvrtc, "version", lambda: "12.9")
+    monkeypatch.setattr(nvrtc, "supported_archs", lambda: ["sm_80", "sm_90"])
+    monkeypatch.setattr(nvrtc, "build_binary", build_binary)
+    build = KernelBuild("F8")
+    path = kernels.user_cache_dir() / build.file_name("sm_90")
+    assert load(build) == str(path) and path.read_bytes() == b"cubin of F8-any-any"
+    assert json.loads(path.with_suffix(".json").read_text())["key"] == build.key("sm_90")
+    assert kernels.find_binary(build, "sm_90") == path and built == [(build, "sm_90")]
+    assert load(build) == str(path) and built == [(build, "sm_90")]  # a later run: found, not compiled
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".partial")]
+    # an architecture this NVRTC does not know: CuPy's NVRTC, to PTX for the driver
+    assert load(build, "sm_200") == "nvrtc" and len(built) == 1
+
+
+def test_processes_wanting_one_build_compile_it_once(fake_cupy, monkeypatch):
+    """torchrun's ranks start together: one compiles, the others wait for its binary (a lock file per build)."""
+    import threading
+    import time as clock
+
+    from cule.backends import cuda
+
+    built = []
+
+    def build_binary(build, arch, folder):
+        built.append(build)
+        clock.sleep(0.5)  # the others arrive while it compiles
+        return kernels.save_binary(build, arch, folder, b"cubin", compiler="NVRTC 12.9")
+
+    monkeypatch.setattr(nvrtc, "library", lambda: object())
+    monkeypatch.setattr(nvrtc, "version", lambda: "12.9")
+    monkeypatch.setattr(nvrtc, "supported_archs", lambda: ["sm_90"])
+    monkeypatch.setattr(nvrtc, "build_binary", build_binary)
+    paths = []
+    ranks = [threading.Thread(target=lambda: paths.append(cuda.compile_into_cache(KernelBuild("E0"), "sm_90")))
+             for _ in range(4)]
+    for rank in ranks:
+        rank.start()
+    for rank in ranks:
+        rank.join()
+    assert built == [KernelBuild("E0")]
+    assert paths == [kernels.user_cache_dir() / KernelBuild("E0").file_name("sm_90")] * 4
+
+
 def test_a_mixed_batchs_mappers_compile_side_by_side(fake_cupy, monkeypatch):
     import threading
 
@@ -190,3 +243,24 @@ def test_launcher_reports_its_source(fake_cupy, monkeypatch, caplog):
     assert launcher.source == "nvrtc" and launcher.sms == 132
     assert "cule kernels F8-any-any for sm_90: nvrtc" in caplog.text
     assert launcher.build == KernelBuild("F8")
+
+
+def test_an_nvrtc_without_ptxas_options_compiles_on_one_thread(monkeypatch, tmp_path):
+    calls = []
+
+    def compile_kernels(build, arch, extra=()):
+        calls.append(extra)
+        if extra:
+            raise nvrtc.NvrtcError(f"NVRTC could not compile the 2K-any-any kernels for {arch}: "
+                                   f"NVRTC_ERROR_INVALID_OPTION\nnvrtc: error: unrecognized option {extra[0]} found")
+        return b"cubin", ""
+
+    monkeypatch.setattr(nvrtc, "compile_kernels", compile_kernels)
+    monkeypatch.setattr(nvrtc, "version", lambda: "12.0")
+    record = nvrtc.build_binary(KernelBuild("2K"), "sm_80", tmp_path)
+    assert record["path"].read_bytes() == b"cubin" and record["ptxas_threads"] == 1
+    assert calls == [("--ptxas-options=--split-compile=0",), ()]
+    # a source error is not retried
+    monkeypatch.setattr(nvrtc, "compile_kernels", lambda *a: (_ for _ in ()).throw(nvrtc.NvrtcError("error: x")))
+    with pytest.raises(nvrtc.NvrtcError, match="error: x"):
+        nvrtc.build_binary(KernelBuild("2K"), "sm_80", tmp_path)

@@ -65,7 +65,8 @@ def test_build_command_writes_the_mappers_cubin_for_sm_90(tmp_path):
     assert record["ptxas_threads"] == ((os.cpu_count() or 1) if ptxas_splits("nvcc") else 1)
     lines = _check(record["kernels"], "sm_90 (2K, any game)")
     assert "1 binaries" in done.stdout and "cule_run" in done.stdout
-    report(f"CUDA kernels: the 2K mapper's build for sm_90 ({record['nvcc']}, {record['seconds']:.0f} s)",
+    assert record["compiler"].startswith("nvcc V")
+    report(f"CUDA kernels: the 2K mapper's build for sm_90 ({record['compiler']}, {record['seconds']:.0f} s)",
            "\n".join(lines))
 
 

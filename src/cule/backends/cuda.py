@@ -16,8 +16,10 @@ and flags staying on the device: no host transfer, no synchronisation.
 Kernels are built per mapper (cule.kernels.KernelBuild): the game and the
 step policy are read from the batch. A binary prebuilt by ``python -m
 cule.kernels --build`` whose key matches is loaded from $CULE_KERNEL_DIR or
-the user's cache folder; otherwise NVRTC compiles the kernels through CuPy at
-first use, and CuPy caches them on disk (``CUPY_CACHE_DIR``, default
+the user's cache folder; otherwise NVRTC compiles the kernels at first use
+into that folder (cule.kernels.nvrtc), so that later runs find them there,
+or, where that NVRTC is missing or does not know the GPU, through CuPy,
+which caches them on disk (``CUPY_CACHE_DIR``, default
 ``~/.cupy/kernel_cache``). The same launch code runs on the CPU with the host
 launch shim (``_core.shim_launch``), which is how the tests check this path
 without a GPU.
@@ -25,9 +27,13 @@ without a GPU.
 from __future__ import annotations
 
 import concurrent.futures
+import fcntl
 import functools
 import logging
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,7 +41,7 @@ import torch
 
 from .. import _core
 from ..errors import CudaUnavailableError
-from ..kernels import NVRTC_PARALLEL, KernelBuild, find_binary, kernel_source
+from ..kernels import NVRTC_PARALLEL, KernelBuild, find_binary, kernel_source, user_cache_dir
 from . import Backend, StepResult, check_action_batch, result_column, torch_dtype
 
 THREADS_PER_BLOCK = _core.threads_per_block  # cule/cpp/vector/kernel_abi.hpp: two warps
@@ -89,13 +95,14 @@ def device_arch(device_index: int = 0) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_kernels(build: KernelBuild, device_index: int = 0, arch: str | None = None):
-    """The kernels (KERNELS) of `build` on a device: a matching prebuilt binary if one is found, else NVRTC
-    (or CuPy's disk cache of its earlier compiles). Returns (functions, source), source being the binary's
-    path or "nvrtc". Loaded once per process and device: every env of the build shares them."""
+    """The kernels (KERNELS) of `build` on a device: a matching prebuilt binary if one is found, else the one
+    NVRTC compiles now into the user cache folder (compile_into_cache), else CuPy's NVRTC (or its disk cache
+    of an earlier compile). Returns (functions, source), source being the binary's path or "nvrtc" (CuPy's).
+    Loaded once per process and device: every env of the build shares them."""
     import cupy
 
     arch = arch or device_arch(device_index)
-    path = find_binary(build, arch)
+    path = find_binary(build, arch) or compile_into_cache(build, arch)
     with cupy.cuda.Device(device_index):
         if path is not None:
             module, source = cupy.RawModule(path=str(path)), str(path)
@@ -106,9 +113,36 @@ def load_kernels(build: KernelBuild, device_index: int = 0, arch: str | None = N
     return functions, source
 
 
+def compile_into_cache(build: KernelBuild, arch: str) -> Path | None:
+    """Where no binary was built ahead of time: NVRTC's cubin of `build` for `arch`, kept in the user cache
+    folder (a temporary one where that cannot be written), so that later runs load it as a prebuilt binary.
+    None where the NVRTC library is missing or does not know `arch`: CuPy's NVRTC compiles then."""
+    from ..kernels import nvrtc
+
+    if nvrtc.library() is None or arch not in nvrtc.supported_archs():
+        return None
+    folder = user_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        writable = os.access(folder, os.W_OK)
+    except OSError:
+        writable = False
+    if not writable:
+        folder = Path(tempfile.mkdtemp(prefix="cule-kernels-"))
+    # One process compiles; the others that want the same build (torchrun's ranks) wait for it, then load it.
+    with open(folder / f".{build.file_name(arch)}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / build.file_name(arch)).is_file():
+            return folder / build.file_name(arch)
+        log.warning("cule: no prebuilt %s kernels for %s; compiling them with NVRTC %s into %s, once (about two "
+                    "minutes on 2 cores; `python -m cule.kernels --build GAME --arch %s` builds them ahead of "
+                    "time)", build.label, arch, nvrtc.version(), folder, arch)
+        return nvrtc.build_binary(build, arch, folder)["path"]
+
+
 def load_many(builds: list[KernelBuild], device_index: int = 0) -> None:
     """Puts `builds` in load_kernels' cache side by side, so that a mixed batch's mappers compile together at
-    first use instead of one after another (CuPy lets go of the GIL while NVRTC compiles). At most
+    first use instead of one after another (NVRTC runs without the GIL, through ctypes or CuPy). At most
     NVRTC_AT_ONCE at a time: each compile of the kernels holds about 4 GB."""
     builds = list(dict.fromkeys(builds))
     if len(builds) < 2:

@@ -13,7 +13,11 @@ never loaded.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,3 +127,50 @@ def find_binary(build: KernelBuild, arch: str) -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def save_binary(build: KernelBuild, arch: str, output_dir: Path, cubin: bytes, **record) -> dict:
+    """Writes `cubin` under the name the backend looks for, and beside it a .json of the build, its key and
+    `record` (the compiler, its seconds, ptxas's figures), each under a temporary name first and then renamed,
+    so that a reader (another process compiling the same build) never sees half a file. Returns the .json's
+    content, the binary's path under "path"."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / build.file_name(arch)
+    content = dict(file=path.name, build=build.label, cart=build.cart, game=build.game, gymnasium=build.gymnasium,
+                   arch=arch, key=build.key(arch), **record, built=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    for target, data in ((path.with_suffix(".json"), (json.dumps(content, indent=1) + "\n").encode()), (path, cubin)):
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+    return {**content, "path": path}
+
+
+_LINE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_USED = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def parse_ptxas(text: str, seconds: float) -> list[dict]:
+    """ptxas -v's report (nvcc's output, or NVRTC's log) as one dict per kernel: registers, spill_stores,
+    spill_loads, stack (bytes) and the out-of-line functions' largest figures (callee_*), which count towards a
+    kernel's spills too."""
+    rows, current, props, callees = [], None, None, dict(stack=0, spill_stores=0, spill_loads=0)
+    for line in text.splitlines():
+        if m := _LINE.search(line):
+            current = dict(kernel=m.group(1), arch=m.group(2), seconds=seconds)
+            rows.append(current)
+        elif m := _PROPS.search(line):
+            props = m.group(1)
+        elif m := _SPILL.search(line):
+            figures = dict(stack=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+            if current is not None and props == current["kernel"]:
+                current.update(figures)
+            else:
+                for k, v in figures.items():
+                    callees[k] = max(callees[k], v)
+        elif current is not None and (m := _USED.search(line)):
+            current["registers"] = int(m.group(1))
+    for r in rows:
+        r.update({f"callee_{k}": v for k, v in callees.items()})
+    return rows

@@ -1,16 +1,18 @@
-"""python -m cule.kernels --build | --report | --precompile: the CUDA kernels built ahead of time, their
-ptxas figures, or NVRTC's cache filled.
+"""python -m cule.kernels --build | --report | --precompile: the CUDA kernels built ahead of time, or their
+ptxas figures.
 
 --build GAME|MAPPER... (or "all") compiles the kernels with nvcc, the CUDA
-toolkit's compiler, into one cubin per mapper and architecture; no GPU is
+toolkit's compiler, or with NVRTC (--compiler nvrtc; the default where nvcc
+is not found), into one cubin per mapper and architecture; no GPU is
 needed. The CUDA backend loads a binary whose key (a digest of the kernels'
 source, the core headers, the options and the architecture) matches the
 build it needs from $CULE_KERNEL_DIR or the user cache folder
-(~/.cache/cule/kernels), and only without one compiles with NVRTC at first
-use (minutes a mapper). ptxas, nearly all of a build's time, gets the cores:
---jobs builds at a time share them. Each binary gets a .json beside it with
-its key and ptxas's figures. Games name their mapper: all 104 games run from
-the nine mappers' builds. --game-specific compiles each named game in (one
+(~/.cache/cule/kernels), and only without one compiles it with NVRTC at
+first use (minutes a mapper), into that folder. ptxas, nearly all of a
+build's time, gets the cores: --jobs builds at a time share them. Each
+binary gets a .json beside it with its key, its compiler and ptxas's
+figures. Games name their mapper: all 104 games run from the nine mappers'
+builds. --game-specific compiles each named game in (one
 build per game; only for comparing against the mapper's build).
 
 --report prints, for each architecture (default sm_75, sm_80, sm_90) and
@@ -18,8 +20,8 @@ kernel, the registers per thread, spill stores and loads (bytes) and stack
 frame (bytes) that ``ptxas -v`` reports for one build, and exits non-zero on
 a compile error, so CI can use it as the kernels' compile check.
 
---precompile GAME... fills CuPy's NVRTC cache on a GPU machine instead,
-several mappers at a time (a process each).
+--precompile GAME... compiles on a GPU machine what its first use would,
+for that GPU, several mappers at a time (a process each).
 
     python -m cule.kernels --build all --arch sm_80 sm_90
     python -m cule.kernels --build pong breakout --arch sm_90 --output-dir kernels/
@@ -30,7 +32,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import functools
-import json
 import os
 import re
 import shutil
@@ -41,37 +42,9 @@ import time
 from pathlib import Path
 
 from cule import _core
-from cule.kernels import KERNEL_SOURCE, KernelBuild, kernel_source, user_cache_dir
+from cule.kernels import KERNEL_SOURCE, KernelBuild, kernel_source, parse_ptxas, save_binary, user_cache_dir
 
-_LINE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
-_PROPS = re.compile(r"Function properties for (\S+)")
-_USED = re.compile(r"Used (\d+) registers")
-_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 MAPPERS = tuple(_core.mappers)  # cule/cpp/cart/mappers.inc
-
-
-def parse_ptxas(text: str, seconds: float) -> list[dict]:
-    """ptxas -v's output as one dict per kernel: registers, spill_stores, spill_loads, stack (bytes) and the
-    out-of-line functions' largest figures (callee_*), which count towards a kernel's spills too."""
-    rows, current, props, callees = [], None, None, dict(stack=0, spill_stores=0, spill_loads=0)
-    for line in text.splitlines():
-        if m := _LINE.search(line):
-            current = dict(kernel=m.group(1), arch=m.group(2), seconds=seconds)
-            rows.append(current)
-        elif m := _PROPS.search(line):
-            props = m.group(1)
-        elif m := _SPILL.search(line):
-            figures = dict(stack=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
-            if current is not None and props == current["kernel"]:
-                current.update(figures)
-            else:
-                for k, v in figures.items():
-                    callees[k] = max(callees[k], v)
-        elif current is not None and (m := _USED.search(line)):
-            current["registers"] = int(m.group(1))
-    for r in rows:
-        r.update({f"callee_{k}": v for k, v in callees.items()})
-    return rows
 
 
 @functools.lru_cache(maxsize=None)
@@ -121,21 +94,21 @@ def nvcc_version(nvcc: str) -> str:
 
 
 def build_one(build: KernelBuild, arch: str, output_dir: Path, nvcc: str, threads: int = 1) -> dict:
-    """One cubin and its .json into output_dir (written under a temporary name, then renamed, so a reader never
-    sees half a file). Returns the .json's content."""
-    path = output_dir / build.file_name(arch)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    rows, seconds = nvcc_compile(build, arch, partial, nvcc, threads)
-    record = dict(file=path.name, build=build.label, cart=build.cart, game=build.game, gymnasium=build.gymnasium,
-                  arch=arch, key=build.key(arch), nvcc=nvcc_version(nvcc), seconds=round(seconds, 1),
-                  ptxas_threads=threads if ptxas_splits(nvcc) else 1, kernels=rows,
-                  built=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    if rows and rows[0].get("unsupported"):
-        record["unsupported"] = True
-        return record
-    os.replace(partial, path)
-    path.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
-    return record
+    """One cubin and its .json into output_dir, by nvcc, or by NVRTC where `nvcc` is "nvrtc". Returns the
+    .json's content."""
+    if nvcc == "nvrtc":
+        from cule.kernels import nvrtc
+
+        if arch not in nvrtc.supported_archs():
+            return dict(build=build.label, arch=arch, unsupported=True)
+        return nvrtc.build_binary(build, arch, output_dir, threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, seconds = nvcc_compile(build, arch, Path(tmp) / "kernels.cubin", nvcc, threads)
+        if rows and rows[0].get("unsupported"):
+            return dict(build=build.label, arch=arch, unsupported=True)
+        return save_binary(build, arch, output_dir, (Path(tmp) / "kernels.cubin").read_bytes(),
+                           compiler=f"nvcc {nvcc_version(nvcc)}", seconds=round(seconds, 1),
+                           ptxas_threads=threads if ptxas_splits(nvcc) else 1, kernels=rows)
 
 
 def resolve_builds(names: list[str], game_specific: bool, gymnasium: bool | None) -> list[KernelBuild]:
@@ -176,7 +149,8 @@ def build_all(builds: list[KernelBuild], archs: list[str], output_dir: Path, nvc
         for record in pool.map(lambda w: build_one(*w, output_dir, nvcc, threads), work):
             records.append(record)
             if record.get("unsupported"):
-                print(f"{record['build']:28s} {record['arch']:6s} not supported by this nvcc; not built", flush=True)
+                print(f"{record['build']:28s} {record['arch']:6s} not supported by this compiler; not built",
+                      flush=True)
                 continue
             for r in record["kernels"]:
                 spills = f"{r.get('spill_stores', 0)}/{r.get('spill_loads', 0)}"
@@ -190,8 +164,8 @@ def build_all(builds: list[KernelBuild], archs: list[str], output_dir: Path, nvc
 
 
 def precompile(games: list[str], jobs: int) -> None:
-    """Fills CuPy's kernel cache with NVRTC for the mappers of `games`, `jobs` compiles at a time (a process
-    each); needs a GPU."""
+    """Compiles the mappers of `games` for this machine's GPU as their first use would (the backend's
+    load_kernels), `jobs` compiles at a time (a process each); needs a GPU."""
     builds = resolve_builds(games, False, None)
     code = ("import sys; from cule.backends.cuda import load_kernels; from cule.kernels import KernelBuild; "
             "load_kernels(KernelBuild(sys.argv[1]))")
@@ -240,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
                       help="compile these games' mappers (or mappers by name, or 'all' nine) into cubins with nvcc")
     task.add_argument("--report", action="store_true", help="compile --cart's build with nvcc; print ptxas's figures")
     task.add_argument("--precompile", nargs="+", metavar="GAME|MAPPER",
-                      help="fill CuPy's NVRTC cache for these games' mappers ('all': every mapper); needs a GPU")
+                      help="compile these games' mappers ('all': every mapper) as their first use on this "
+                           "machine's GPU would; needs a GPU")
     parser.add_argument("--arch", nargs="+", default=None,
                         help="GPU architectures, as nvcc names them (--build: sm_80 sm_90; --report: sm_75 sm_80 "
                              "sm_90); one this nvcc does not support is listed as such, not an error")
@@ -259,13 +234,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cart", default="2K", choices=MAPPERS, help="--report: the mapper")
     parser.add_argument("--game", default=None, help="--report: a game compiled in (with --game-specific)")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc", help="the nvcc to use")
+    parser.add_argument("--compiler", choices=("nvcc", "nvrtc"), default=None,
+                        help="--build: nvcc (the CUDA toolkit's) or NVRTC (the library the cuda extra installs, "
+                             "as the backend compiles at first use: no toolkit and no GPU needed); default nvcc "
+                             "where it is found, else NVRTC")
     args = parser.parse_args(argv)
     gymnasium = None if args.step is None else args.step == "gymnasium"
     if args.precompile:
         return precompile(args.precompile, max(1, args.jobs))
+    if args.build and (args.compiler == "nvrtc" or (args.compiler is None and not shutil.which(args.nvcc))):
+        from cule.kernels import nvrtc
+
+        if nvrtc.library() is None:
+            raise SystemExit("neither nvcc nor NVRTC found: pip install nvidia-cuda-nvrtc-cu12 (or the cuda "
+                             "extra, 'cule[cuda]'), or install the CUDA toolkit")
+        builds = resolve_builds(args.build, args.game_specific, gymnasium)
+        build_all(builds, args.arch or ["sm_80", "sm_90"], args.output_dir or user_cache_dir(), "nvrtc",
+                  max(1, args.jobs))
+        return print(f"kernels.cu: {KERNEL_SOURCE} (NVRTC {nvrtc.version()})")
     if not shutil.which(args.nvcc):
         raise SystemExit(f"nvcc not found ({args.nvcc}): install the CUDA toolkit, or pass --nvcc PATH "
-                         "(device='cuda' itself needs no toolkit: it compiles with NVRTC through CuPy)")
+                         "(--build --compiler nvrtc, and device='cuda' itself, need no toolkit)")
     if args.report:
         game = args.game if args.game_specific else None
         if args.game_specific and game is None:
