@@ -119,7 +119,10 @@ def compile_into_cache(build: KernelBuild, arch: str) -> Path | None:
     None where the NVRTC library is missing or does not know `arch`: CuPy's NVRTC compiles then."""
     from ..kernels import nvrtc
 
-    if nvrtc.library() is None or arch not in nvrtc.supported_archs():
+    try:
+        if nvrtc.library() is None or arch not in nvrtc.supported_archs():
+            return None
+    except (AttributeError, nvrtc.NvrtcError):  # an NVRTC too old to list its architectures
         return None
     folder = user_cache_dir()
     try:
