@@ -30,7 +30,12 @@ KERNEL_DIR_VARIABLE = "CULE_KERNEL_DIR"
 # halves a first use, and the machine code is the same bytes as one thread's (tests/test_nvrtc.py). Not in
 # the key: nothing in the binary depends on it. (NVRTC's own --split-compile also splits its optimiser, and
 # that changes the code.)
-NVRTC_PARALLEL = ("--ptxas-options=--split-compile=0",)
+def nvrtc_ptxas_threads(threads: int = 0) -> tuple[str, ...]:
+    """NVRTC's option giving its ptxas `threads` threads (0: one per core)."""
+    return (f"--ptxas-options=--split-compile={threads}",)
+
+
+NVRTC_PARALLEL = nvrtc_ptxas_threads()
 
 
 def game_type(game: str) -> str:

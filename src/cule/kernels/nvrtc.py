@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from . import NVRTC_PARALLEL, KernelBuild, kernel_source, parse_ptxas, save_binary
+from . import NVRTC_PARALLEL, KernelBuild, kernel_source, nvrtc_ptxas_threads, parse_ptxas, save_binary
 
 
 class NvrtcError(RuntimeError):
@@ -111,7 +111,7 @@ def build_binary(build: KernelBuild, arch: str, output_dir: Path, threads: int =
     on `threads` threads (0: a thread per core); returns the .json's content, its path under "path"."""
     started = time.perf_counter()
     try:
-        cubin, log = compile_kernels(build, arch, (f"--ptxas-options=--split-compile={threads}",))
+        cubin, log = compile_kernels(build, arch, nvrtc_ptxas_threads(threads))
     except NvrtcError as error:  # an NVRTC older than the option: ptxas on one thread
         if "unrecognized option --ptxas-options" not in str(error):
             raise
