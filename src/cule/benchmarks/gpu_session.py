@@ -88,11 +88,11 @@ TRAIN_ENVS = {"a2c_vtrace": 1200, "ppo": 512, "rainbow": 64, "ppo_jax": 256}
 # those frame counts.
 TRAIN_SETS = {"a2c_vtrace": ["num_batches=20", "lockstep=True", "reset_mode=cache", "optimizer=rmsprop",
                              "learning_rate=6.5e-4", "normalize_obs=True", "vf_coef=1.0", "start_steps=400",
-                             "checkpoint_every=1000", "test_every=1776000",
-                             "test_episodes=30", "test_later=True"],
-              "ppo": ["test_every=1000000", "test_episodes=30", "test_later=True"],
-              "rainbow": ["test_every=250000", "test_episodes=30", "test_later=True"]}
-TRAIN_TARGET = {"rainbow": -10.0}  # the score each trainer's curve is timed to (others: Pong's 18)
+                             "checkpoint_every=1000", "test_every=1776000"],
+              "ppo": ["test_every=1000000"],
+              "rainbow": ["test_every=250000"]}
+TRAIN_TESTS = ["test_episodes=30", "test_later=True"]  # every trainer's, after its own
+TRAIN_TARGET = {"rainbow": -10.0}  # the score each trainer's curve is timed to (others: train's default)
 TRAIN_WEIGHT = {"a2c_vtrace": 2.0}  # shares of the train part's time (others: 1)
 TEST_FILES = ["tests/test_cuda_gpu.py", "tests/test_backend_contract.py", "tests/test_jax_interop.py"]
 
@@ -151,11 +151,13 @@ def command(part: str, args, seconds: float) -> list[str] | None:
         return [PY, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", *parallel, "-k", "cuda or gpu",
                 *TEST_FILES]
     if part == "train":  # a command per trainer, in --trainers' order, each with its weighted share
+        from cule.benchmarks import train  # the target, and the preset and --set parsing train.py applies
+
         cmds, weights = [], [TRAIN_WEIGHT.get(t, 1.0) for t in args.trainers]
         for trainer, weight in zip(args.trainers, weights):
             minutes = max(0.2, (seconds * weight / sum(weights) - 25) / 60)  # set-up and summary take the rest
             where = ["--output-dir", str(work / f"train_{trainer}"), "--trainer", trainer, "--eval-episodes", "0",
-                     "--target", str(TRAIN_TARGET.get(trainer, 18.0))]
+                     "--target", str(TRAIN_TARGET.get(trainer, train.DEFAULT_TARGET))]
             if trainer == "ppo_jax":  # the JAX example (cule.jax.make inside jit), its own command line
                 envs = "4" if args.dry_run else str(args.train_envs or TRAIN_ENVS[trainer])
                 cmds.append([PY, "-m", "cule.trainers.ppo_jax", "--game", "pong", "--device",
@@ -163,11 +165,9 @@ def command(part: str, args, seconds: float) -> list[str] | None:
                              *(["--num-steps", "16", "--total-frames", "512"] if args.dry_run else []),
                              "--minutes", f"{minutes:.2f}", "--output-dir", str(work / f"train_{trainer}")])
                 continue
-            sets = [arg for item in TRAIN_SETS.get(trainer, []) for arg in ("--set", item)]
+            sets = [arg for item in TRAIN_SETS[trainer] + TRAIN_TESTS for arg in ("--set", item)]
             if args.dry_run:  # the GPU's settings, on as few environments as they allow
-                from cule.benchmarks import train  # the preset and --set parsing train.py applies
-
-                batches = train.trainer_settings(trainer, TRAIN_SETS.get(trainer, [])).get("num_batches")
+                batches = train.trainer_settings(trainer, TRAIN_SETS[trainer]).get("num_batches")
                 envs = str(2 * batches if batches else 8)
                 cmds.append([PY, "-m", "cule.benchmarks.train", "--device", "cpu", "--num-envs", envs, "--frames",
                              "1280", "--minutes", "0.2", *sets, *where])

@@ -84,6 +84,7 @@ PRESETS: dict[str, dict] = {
                     log_every=250, num_threads=1),
 }
 DEFAULT_TRAINER, DEFAULT_GAME = "a2c_vtrace", "pong"
+DEFAULT_TARGET = 18.0  # Pong's: the mean score CuLE and the papers time runs to
 # The trainer's arguments this command sets from its own flags, on --resume too.
 INVOCATION_ARGS = frozenset({"game", "seed", "device", "output_dir", "resume", "max_minutes", "eval_episodes",
                              "eval_noops", "quiet", "video"})
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget of this run (or this resume)")
     parser.add_argument("--frames", type=int, default=0,
                         help="emulator frames to stop at, counted over resumes too (0: only the minutes decide)")
-    parser.add_argument("--target", type=float, default=18.0,
+    parser.add_argument("--target", type=float, default=DEFAULT_TARGET,
                         help="score whose first time and frame count are reported (Pong: 18)")
     parser.add_argument("--device", default=None,
                         help="torch device of the environments and the network (default cpu; with --resume, the run's)")
