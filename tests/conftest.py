@@ -35,7 +35,6 @@ def cubin_code(path) -> dict[str, bytes]:
     return sections
 
 
-
 def differing_code(first, second) -> list[str]:
     """The sections in which two cubins of every kernel differ (cubin_code's), after checking that the first
     holds each kernel's code."""
@@ -44,6 +43,7 @@ def differing_code(first, second) -> list[str]:
     a, b = cubin_code(first), cubin_code(second)
     assert sorted(n for n in a if n.startswith(".text.")) == sorted(f".text.{k}" for k in _core.kernel_signatures)
     return sorted(name for name in a.keys() | b.keys() if a.get(name) != b.get(name))
+
 
 def pytest_addoption(parser):
     parser.addoption("--extended", action="store_true", default=False,

@@ -168,6 +168,20 @@ def test_a_first_use_compiles_into_the_user_cache_and_later_runs_load_it(fake_cu
     assert load(build, "sm_200") == "nvrtc" and len(built) == 1
 
 
+def test_an_nvrtc_too_old_to_list_its_architectures_leaves_the_compile_to_cupy(fake_cupy, monkeypatch):
+    from cule.backends import cuda
+
+    class OldNvrtc:  # the library of an NVRTC before CUDA 11.2: no nvrtcGetSupportedArchs
+        pass
+
+    monkeypatch.setattr(nvrtc, "library", lambda: OldNvrtc())
+    monkeypatch.setattr(nvrtc, "version", lambda: "11.1")
+    with pytest.raises(nvrtc.NvrtcError, match="NVRTC 11.1 cannot list"):
+        nvrtc.supported_archs()
+    assert cuda.compile_into_cache(KernelBuild("F8"), "sm_90") is None
+    assert load(KernelBuild("F8")) == "nvrtc"
+
+
 def test_processes_wanting_one_build_compile_it_once(fake_cupy, monkeypatch):
     """torchrun's ranks start together: one compiles, the others wait for its binary (a lock file per build)."""
     import threading

@@ -122,7 +122,7 @@ def compile_into_cache(build: KernelBuild, arch: str) -> Path | None:
     try:
         if nvrtc.library() is None or arch not in nvrtc.supported_archs():
             return None
-    except (AttributeError, nvrtc.NvrtcError):  # an NVRTC too old to list its architectures
+    except nvrtc.NvrtcError:  # an NVRTC too old to list its architectures
         return None
     folder = user_cache_dir()
     try:

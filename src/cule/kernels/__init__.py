@@ -25,16 +25,18 @@ KERNEL_SOURCE = Path(__file__).resolve().parent / "kernels.cu"
 CORE_HEADERS = Path(__file__).resolve().parent.parent / "cpp"
 # Folders of prebuilt kernel binaries, searched before the user's cache folder (os.pathsep-separated).
 KERNEL_DIR_VARIABLE = "CULE_KERNEL_DIR"
-# NVRTC's options beside a build's: its ptxas compiles the kernels side by side, a thread per core. Nearly
-# all of a build's time is ptxas on cule_run and cule_reset, each carrying the whole emulator, so this about
-# halves a first use, and the machine code is the same bytes as one thread's (tests/test_nvrtc.py). Not in
-# the key: nothing in the binary depends on it. (NVRTC's own --split-compile also splits its optimiser, and
-# that changes the code.)
+
+
 def nvrtc_ptxas_threads(threads: int = 0) -> tuple[str, ...]:
     """NVRTC's option giving its ptxas `threads` threads (0: one per core)."""
     return (f"--ptxas-options=--split-compile={threads}",)
 
 
+# NVRTC's options beside a build's: its ptxas compiles the kernels side by side, a thread per core. Nearly
+# all of a build's time is ptxas on cule_run and cule_reset, each carrying the whole emulator, so this about
+# halves a first use, and the machine code is the same bytes as one thread's (tests/test_nvrtc.py). Not in
+# the key: nothing in the binary depends on it. (NVRTC's own --split-compile also splits its optimiser, and
+# that changes the code.)
 NVRTC_PARALLEL = nvrtc_ptxas_threads()
 
 

@@ -65,8 +65,11 @@ def version() -> str:
 
 
 def supported_archs() -> list[str]:
-    """The architectures NVRTC compiles machine code for, as nvcc names them ("sm_90")."""
+    """The architectures NVRTC compiles machine code for, as nvcc names them ("sm_90"). NvrtcError where this
+    NVRTC is older than the call that lists them (CUDA 11.2)."""
     nvrtc, count = library(), ctypes.c_int()
+    if not hasattr(nvrtc, "nvrtcGetSupportedArchs"):
+        raise NvrtcError(f"NVRTC {version()} cannot list its architectures (nvrtcGetSupportedArchs, CUDA 11.2)")
     _check(nvrtc.nvrtcGetNumSupportedArchs(ctypes.byref(count)), "nvrtcGetNumSupportedArchs")
     archs = (ctypes.c_int * count.value)()
     _check(nvrtc.nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs")
