@@ -40,6 +40,24 @@ def test_raw_env_matches_ale_interface(game):
             break
 
 
+def test_ram_rows_refuse_ids_outside_the_batch():
+    """The batched RAM read behind get_ram() and cule.envpool checks its ids: an error, never a read past the
+    consoles."""
+    env = cule.AtariVectorEnv("pong", 3)
+    try:
+        env.reset(seed=0)
+        emulator = env.backend.emulator
+        rows = emulator.ram_rows(np.array([2, 0], np.int32))
+        assert rows.shape == (2, 128) and np.array_equal(rows, env.get_ram().numpy()[[2, 0]])
+        for bad in ([3], [-1], [0, 1 << 30]):
+            with pytest.raises(IndexError, match="out of range"):
+                emulator.ram_rows(np.array(bad, np.int32))
+        with pytest.raises(ValueError, match="1-D"):
+            emulator.ram_rows(np.zeros((1, 2), np.int32))
+    finally:
+        env.close()
+
+
 def test_bad_arguments_say_what_to_do():
     with pytest.raises(ValueError, match="num_envs"):
         cule.AtariVectorEnv("pong", num_envs=0, **RAW)

@@ -227,6 +227,11 @@ class AtariVectorEnv(VectorEnv):
         """step() on the CPU backend, its results as a StepResult of numpy arrays, no tensors made: for
         cule.AtariEnv, whose outputs are numpy (a tenth of its step went to making and reading tensors)."""
         self.send(actions)
+        return self._recv_arrays()
+
+    def _recv_arrays(self):
+        """recv() on the CPU backend as a StepResult of numpy arrays: for cule.envpool, whose outputs are numpy."""
+        self._check_open()
         return self.backend.gather_arrays(self._next_batch(), self._same_step)
 
     def _next_batch(self) -> np.ndarray:

@@ -74,7 +74,7 @@ class CpuBackend(Backend):
         return torch.from_numpy(result_column(self.emulator.arrays()["results"], "lives"))
 
     def ram(self):
-        return torch.from_numpy(np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)]))
+        return torch.from_numpy(self.emulator.ram_rows(np.arange(self.emulator.num_envs, dtype=np.int32)))
 
     def save_states(self, ids, rows, offset, with_rng):
         return torch.from_numpy(self.emulator.save_states(ids, rows.numpy(), offset, with_rng).view(np.int64))

@@ -461,7 +461,7 @@ class CudaBackend(Backend):
 
     def ram(self):
         self._sync_host(ARRAY.machines)
-        rows = np.stack([self.emulator.ram(i) for i in range(self.emulator.num_envs)])
+        rows = self.emulator.ram_rows(np.arange(self.emulator.num_envs, dtype=np.int32))
         return torch.from_numpy(rows).to(self.device)
 
     # Environment states (cule/cpp/vector/state_rows.hpp): one block per environment, its threads striding over the row.

@@ -11,6 +11,8 @@ stack, frameskip 4, up to 30 no-ops, FIRE reset, reward clipping):
               loop, grey screen read each step (no resize or stack): the
               plain-ALE baseline
   envpool     envpool.make("<Game>-v5"), if envpool is installed
+  cule-envpool  cule.envpool.make("<Game>-v5"): cule behind EnvPool's interface,
+              stepped by the same adapter as envpool
 
 and, for a batch of many games (`game` a list, `n` environments per game, ALE's
 full action set):
@@ -20,12 +22,13 @@ full action set):
 """
 from __future__ import annotations
 
+import importlib
 import time
 
 import numpy as np
 import torch
 
-BACKENDS = ["cule-cpu", "cule-cuda", "ale-vector", "ale-loop", "envpool"]
+BACKENDS = ["cule-cpu", "cule-cuda", "cule-envpool", "ale-vector", "ale-loop", "envpool"]
 MIXED_BACKENDS = ["cule-mixed", "cule-mixed-cuda", "ale-turns"]
 
 
@@ -185,9 +188,10 @@ class GymnasiumEnv(Env):
 
 
 class EnvPoolEnv(Env):
-    def __init__(self, game, n, threads):
-        import envpool
+    """EnvPool, or cule behind EnvPool's interface (cule.envpool) with the same calls."""
 
+    def __init__(self, game, n, threads, module="envpool"):
+        envpool = importlib.import_module(module)
         super().__init__(game, n, threads)
         task = "".join(w.capitalize() for w in game.split("_")) + "-v5"
         self.env = envpool.make(task, env_type="gymnasium", num_envs=n, num_threads=threads, frame_skip=4,
@@ -277,6 +281,8 @@ def make(backend: str, game: str, n: int, threads: int) -> Env:
         return CuleEnv(game, n, threads)
     if backend == "cule-cuda":
         return CuleEnv(game, n, threads, device="cuda")
+    if backend == "cule-envpool":
+        return EnvPoolEnv(game, n, threads, module="cule.envpool")
     if backend.startswith("cule-mixed"):
         return CuleMixedEnv(game, n, threads, device="cuda" if backend.endswith("cuda") else "cpu")
     kinds = {"ale-turns": AleTurnsEnv, "ale-vector": AleVectorEnv, "ale-loop": AleLoopEnv, "envpool": EnvPoolEnv}

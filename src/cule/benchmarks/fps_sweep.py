@@ -12,6 +12,9 @@ reward clipping) in the same run, so their ratios hold on a noisy machine:
               plain-ALE baseline, capped at --loop-max-envs environments
   envpool     envpool.make("<Game>-v5"), if envpool is installed
               (pip install -e ".[bench]")
+  cule-envpool  cule.envpool.make("<Game>-v5"): cule behind EnvPool's
+              interface, the same calls as envpool (only when named in
+              --backends: it measures the interface, not another emulator)
 
 and three load conditions:
 
@@ -286,8 +289,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", nargs="+", help=f"ALE game ids (quick: {QUICK['games']})")
     parser.add_argument("--envs", nargs="+", type=int, help=f"environment counts (quick: {QUICK['envs']})")
     parser.add_argument("--modes", nargs="+", choices=MODES, help="load conditions (default: all three)")
-    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=BACKENDS,
-                        help="backends to run; unavailable ones are reported and skipped")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS,
+                        default=[b for b in BACKENDS if b != "cule-envpool"],
+                        help="backends to run (default: all but cule-envpool); unavailable ones are reported "
+                             "and skipped")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads of the vector backends")
     parser.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement (at least)")
     parser.add_argument("--min-steps", type=int, default=10, help="timed steps per measurement (at least)")

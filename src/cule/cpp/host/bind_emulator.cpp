@@ -395,6 +395,15 @@ void bind_inspection(EmulatorClass& c) {
       .def("ram", [](const cule::Emulator& e, int env) {
         return py::array_t<uint8_t>(128, e.machine(env).riot.ram);
       }, py::arg("env"))
+      .def("ram_rows", [](const cule::Emulator& e, const Ids& ids) {
+        // A batch's RAM in one call: a Python loop over ram() cost more than its step on small batches.
+        if (ids.ndim() != 1) throw std::invalid_argument("ids must be a 1-D int32 array");
+        const int count = (int)ids.shape(0), bytes = (int)sizeof(e.machine(0).riot.ram);
+        py::array_t<uint8_t> rows({count, bytes});
+        for (int i = 0; i < count; ++i)
+          std::copy_n(e.machine(ids.data()[i]).riot.ram, bytes, rows.mutable_data() + (size_t)i * bytes);
+        return rows;
+      }, py::arg("ids"), "RIOT RAM of environments `ids`, uint8 [len(ids), 128] (IndexError for an id out of range).")
       .def("screen", [](const cule::Emulator& e, int env) {
         return py::array_t<uint8_t>({e.screen_height(), (int)cule::kScreenWidth}, e.screen(env));
       }, py::arg("env"))
