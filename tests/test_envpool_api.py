@@ -154,8 +154,9 @@ def test_async_batches_as_envpool_steps_them():
         for k in range(6):
             out, t_out = ours.recv(), theirs.recv()
             assert _structure(out) == _structure(t_out)
-            ids = out[-1]["env_id"]
+            ids = out[-1]["env_id"].copy()
             seen.append(ids.tolist())
+            out[-1]["env_id"][:] = ids[::-1]  # the caller's arrays are its own: send() still knows the batch
             if k % 2:  # EnvPool's dict form
                 ours.send({"action": np.ones(2, np.int32), "env_id": ids})
             else:

@@ -271,7 +271,7 @@ class AtariEnvPool:
             raw = reward.astype(np.float32) if self._cpu else reward.float()
             clipped = xp.sign(raw) if self.spec.config.reward_clip else raw
         self._lives[ids] = lives
-        self._last_ids = env_id if self._cpu else env_id.cpu().numpy()
+        self._last_ids = env_id.copy() if self._cpu else env_id.cpu().numpy()  # the caller may change env_id
         info = {"env_id": env_id, "players": {"env_id": _copy(env_id)}, "lives": lives, "reward": raw,
                 "terminated": game_over.astype(np.int32) if self._cpu else game_over.to(torch.int32),
                 "elapsed_step": self._elapsed[ids], "ram": self._ram(env_id)}
