@@ -93,8 +93,9 @@ class Spec:
 
 
 def make(task_id: str, env_type: str = "gymnasium", **kwargs) -> "AtariEnvPool":
-    """EnvPool's ``make`` for an Atari task ("Pong-v5"): ``env_type`` "gymnasium" or "gym" (both give
-    gymnasium's reset and 5-tuple step, as EnvPool 1.2 does); ``kwargs`` EnvPool's config (``Config``)."""
+    """EnvPool's ``make`` for an Atari task ("Pong-v5"): ``env_type`` "gymnasium", or "gym" taken as
+    "gymnasium" (gymnasium's reset and 5-tuple step, as EnvPool 1.2 gives them where the old gym package is
+    absent); ``kwargs`` EnvPool's config (``Config``)."""
     if env_type not in ENV_TYPES:
         hint = " (dm_env's TimeStep is not provided)" if env_type == "dm" else ""
         raise ValueError(f"env_type must be one of {ENV_TYPES}, got {env_type!r}{hint}")
