@@ -79,7 +79,9 @@ def make_spec(task_id: str, **kwargs) -> "Spec":
     """The config and single-environment spaces ``make(task_id, **kwargs)`` would have."""
     config = _config(task_id, kwargs)
     channels = 1 if config.gray_scale else 3
-    info = games.game_info(roms.load_rom(_game(config)).game or games.BARE_GAME)  # base_path may hold any ROM
+    # The ROM under base_path may be another game's, or none of ALE's (then a bare console, all 18 actions).
+    game = config.task if config.base_path is None else (roms.load_rom(_game(config)).game or games.BARE_GAME)
+    info = games.game_info(game)
     n = len(info["legal_actions"] if config.full_action_space else info["minimal_actions"])
     return Spec(config, gymnasium.spaces.Box(0, 255, (config.stack_num * channels, config.img_height,
                                                       config.img_width), np.uint8), gymnasium.spaces.Discrete(n))
@@ -330,16 +332,6 @@ def _config(task_id: str, kwargs: dict) -> Config:
     return config
 
 
-def _rom_name(task_id: str, base_path) -> str:
-    """The game for the vector env: the task's ALE game, or EnvPool's ROM file under base_path."""
-    if base_path is None:
-        return task_id
-    path = Path(base_path) / "atari" / "roms" / f"{_game_id(task_id)}.bin"
-    if not path.is_file():
-        raise FileNotFoundError(f"no ROM at {path} (base_path holds atari/roms/<task>.bin, as EnvPool's assets)")
-    return str(path)
-
-
 def _game_id(task_id: str) -> str:
     game = roms.load_rom(task_id).game
     if game is None:
@@ -348,4 +340,10 @@ def _game_id(task_id: str) -> str:
 
 
 def _game(config: Config) -> str:
-    return _rom_name(_task_id(config.task), config.base_path)
+    """What the vector env loads: the task's ALE game (config.task), or EnvPool's ROM file under base_path."""
+    if config.base_path is None:
+        return config.task
+    path = Path(config.base_path) / "atari" / "roms" / f"{config.task}.bin"
+    if not path.is_file():
+        raise FileNotFoundError(f"no ROM at {path} (base_path holds atari/roms/<task>.bin, as EnvPool's assets)")
+    return str(path)
