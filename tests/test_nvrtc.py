@@ -19,9 +19,8 @@ from conftest import REPO, cubin_code, differing_code, report
 
 pytestmark = pytest.mark.skipif(nvrtc.library() is None, reason="no NVRTC library (pip install nvidia-cuda-nvrtc-cu12)")
 
-# By default one build with a game and the step policy compiled in, whose code paths differ from a mapper's
-# build (2K's, the build command's test below, compiles to a cubin); every other mapper with --extended.
-# About 20 s each.
+# A game's build (the game and step policy compiled in: other code paths) by default, the other mappers with
+# --extended, about 20 s each. 2K's build is compiled to a cubin by the build command's test below.
 BUILDS = [KernelBuild("F8", game="ms_pacman", gymnasium=False)] + [
     pytest.param(KernelBuild(cart), marks=pytest.mark.extended) for cart in _core.mapper_types if cart != "2K"]
 
