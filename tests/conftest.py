@@ -2,8 +2,16 @@
 import concurrent.futures
 import os
 import shutil
+import signal
 import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Optional
 
 import pytest
 
@@ -45,18 +53,141 @@ def differing_code(first, second) -> list[str]:
     return sorted(name for name in a.keys() | b.keys() if a.get(name) != b.get(name))
 
 
+# A job in a process group of its own, so that a run that ends early stops the compiler's children too. Not a
+# session of its own: where the kernel groups the scheduling by session (Linux's autogroup), a new session
+# competes with the tests as an equal and its low priority counts for nothing.
+_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {}
+
+
+@dataclass
+class Finished:
+    """A background job's outcome; `folder` is its own empty folder, given to the command, removed after the run."""
+    returncode: int
+    stdout: str
+    stderr: str
+    folder: Path
+    seconds: float
+    priority: int
+
+    def took(self, seconds: float) -> str:
+        """`seconds` as a report gives them, saying when they were spent beside the other tests."""
+        return f"{seconds:.0f} s" + (", beside the other tests at low priority" if self.priority else "")
+
+
+class BackgroundJob:
+    """A long subprocess (a compile, a dry run) that starts as the test run starts, at the lowest CPU priority,
+    so that it takes only the cycles the other tests leave idle; the modules that read it run last.
+
+    `command(folder)` gives the command line (run in the repository) or None where there is nothing to run (a
+    build that is there already). Put `job.mark` on the tests that read it; `job.result()` waits for it and
+    returns a Finished, or None. A job that no marked test started runs, at normal priority, when first read.
+    The timeout guards against a hang; it is no budget, as a job at low priority may wait long for a core.
+    """
+    jobs: dict[str, "BackgroundJob"] = {}
+    lock = threading.Lock()
+    pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+    stopping = False
+
+    def __init__(self, name: str, command: Callable[[Path], Optional[list[str]]], timeout: float = 3600):
+        assert name not in self.jobs, f"two background jobs named {name}"
+        self.name, self.command, self.timeout = name, command, timeout
+        self.mark = pytest.mark.background(name)
+        self.future: Optional[concurrent.futures.Future] = None
+        self.process: Optional[subprocess.Popen] = None
+        self.folder: Optional[Path] = None
+        self.jobs[name] = self
+
+    def start(self, priority: int = 19) -> None:
+        with self.lock:
+            if self.future is None:
+                if BackgroundJob.pool is None:
+                    BackgroundJob.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, "background")
+                self.future = self.pool.submit(self._run, priority)
+
+    def _run(self, priority: int) -> Optional[Finished]:
+        self.folder = Path(tempfile.mkdtemp(prefix=f"cule-{self.name}-"))
+        cmd = self.command(self.folder)
+        if cmd is None:
+            return None
+        if priority and shutil.which("nice"):
+            cmd = ["nice", "-n", str(priority), *cmd]
+        started = time.perf_counter()
+        with self.lock:
+            if self.stopping:
+                return None
+            self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                            cwd=REPO, **_GROUP)
+        try:
+            out, err = self.process.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            out, err = self.process.communicate()
+            err += f"\n{self.name}: stopped after {self.timeout:.0f} s"
+        return Finished(self.process.returncode, out, err, self.folder, time.perf_counter() - started, priority)
+
+    def kill(self) -> None:
+        if _GROUP:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        else:
+            self.process.kill()
+
+    def result(self) -> Optional[Finished]:
+        self.start(priority=0)
+        return self.future.result()
+
+    @classmethod
+    def stop_all(cls) -> None:
+        """Ends the jobs still running, drops those not begun, and removes the jobs' folders."""
+        with cls.lock:
+            cls.stopping = True
+            for job in cls.jobs.values():
+                if job.process is not None and job.process.poll() is None:
+                    job.kill()
+        if cls.pool is not None:
+            cls.pool.shutdown(wait=True, cancel_futures=True)
+        for job in cls.jobs.values():
+            if job.folder is not None:
+                shutil.rmtree(job.folder, ignore_errors=True)
+
+
+def _will_run(item) -> bool:
+    """Whether an item is neither marked skip nor marked skipif with a true condition."""
+    if item.get_closest_marker("skip") is not None:
+        return False
+    return not any(m.args and m.args[0] is True for m in item.iter_markers("skipif"))
+
+
 def pytest_addoption(parser):
     parser.addoption("--extended", action="store_true", default=False,
                      help="also run the long sweeps marked 'extended'")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "background(name): the test reads the BackgroundJob of that name")
+
+
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--extended"):
+    if not config.getoption("--extended"):
+        skip = pytest.mark.skip(reason="long sweep: run with --extended")
+        for item in items:
+            if "extended" in item.keywords:
+                item.add_marker(skip)
+    # the modules that read background jobs last, each in one piece (their module fixtures are set up once)
+    readers = {item.getparent(pytest.Module) for item in items if item.get_closest_marker("background") is not None}
+    items.sort(key=lambda item: item.getparent(pytest.Module) in readers)
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly:
         return
-    skip = pytest.mark.skip(reason="long sweep: run with --extended")
-    for item in items:
-        if "extended" in item.keywords:
-            item.add_marker(skip)
+    for item in session.items:
+        if _will_run(item):
+            for mark in item.iter_markers("background"):
+                BackgroundJob.jobs[mark.args[0]].start()
+
+
+def pytest_sessionfinish(session):
+    BackgroundJob.stop_all()
 
 
 def pytest_terminal_summary(terminalreporter):

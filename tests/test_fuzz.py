@@ -13,6 +13,7 @@ states under ASan+UBSan, and 10^5 frames under TSan. CULE_FUZZ_FRAMES, CULE_FUZZ
 the figures. A failure prints the case's seed; replay it with the binary
 named in the message and ``--case SEED`` (or ``--haul SEED``).
 """
+import functools
 import hashlib
 import os
 import re
@@ -22,7 +23,7 @@ import subprocess
 import pytest
 
 import cule
-from conftest import REPO, report
+from conftest import REPO, BackgroundJob, report
 
 SOURCE = REPO / "tests" / "fuzz" / "fuzz.cpp"
 HEADERS = REPO / "src" / "cule" / "cpp"
@@ -47,34 +48,42 @@ SUMMARY = re.compile(r"fuzz: (\d+) cases \((\d+) run twice\), (\d+) frames in ([
 REPORTS = ("AddressSanitizer", "LeakSanitizer", "ThreadSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
 
 
-def _build(kind, out_dir):
-    """Starts building one variant (cached by the hash of the sources and flags); returns (path, process or None)."""
+def _binary(kind):
+    """Where the build of these sources and flags goes (build/fuzz, kept between runs)."""
     digest = hashlib.sha256(" ".join([CXX] + FLAGS[kind]).encode())
     for path in sorted([SOURCE, *HEADERS.rglob("*.hpp"), *HEADERS.rglob("*.inc")]):
         digest.update(path.read_bytes())
-    binary = out_dir / f"fuzz-{kind}-{digest.hexdigest()[:16]}"
-    if binary.exists():
-        return binary, None
-    for stale in out_dir.glob(f"fuzz-{kind}-*"):  # builds of older sources
+    return REPO / "build" / "fuzz" / f"fuzz-{kind}-{digest.hexdigest()[:16]}"
+
+
+def _build_command(kind, _folder):
+    """The compile of one variant, or None where it is built already or there is no compiler."""
+    binary = _binary(kind)
+    if binary.exists() or shutil.which(CXX) is None:
+        return None
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    for stale in binary.parent.glob(f"fuzz-{kind}-*"):  # builds of older sources
         stale.unlink()
-    cmd = [CXX, *FLAGS[kind], str(SOURCE), "-o", str(binary) + ".tmp", "-lpthread"]
-    return binary, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return [CXX, *FLAGS[kind], str(SOURCE), "-o", str(binary) + ".tmp", "-lpthread"]
+
+
+# Both builds take 3-4 minutes side by side on two cores; they start with the test run.
+BUILDS = {kind: BackgroundJob(f"fuzz-{kind}", functools.partial(_build_command, kind)) for kind in FLAGS}
+pytestmark = [job.mark for job in BUILDS.values()]
 
 
 @pytest.fixture(scope="module")
 def fuzzers():
-    """Both sanitizer builds, compiled side by side (3-4 minutes on two cores)."""
+    """Both sanitizer builds."""
     if shutil.which(CXX) is None:
         pytest.skip(f"no C++ compiler ({CXX}) to build the fuzz driver")
-    out_dir = REPO / "build" / "fuzz"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    builds = {kind: _build(kind, out_dir) for kind in FLAGS}
-    for kind, (binary, proc) in builds.items():
-        if proc is not None:
-            log, _ = proc.communicate(timeout=1800)
-            assert proc.returncode == 0, f"building the {kind} fuzz driver failed:\n{log[-4000:]}"
-            os.replace(str(binary) + ".tmp", binary)
-    return {kind: binary for kind, (binary, _) in builds.items()}
+    for kind, job in BUILDS.items():
+        done = job.result()
+        if done is not None:
+            log = done.stdout + done.stderr
+            assert done.returncode == 0, f"building the {kind} fuzz driver failed:\n{log[-4000:]}"
+            os.replace(str(_binary(kind)) + ".tmp", _binary(kind))
+    return {kind: _binary(kind) for kind in FLAGS}
 
 
 def _seed_roms():

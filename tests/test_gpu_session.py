@@ -1,19 +1,22 @@
 """The GPU session's dry run: every part's command runs on the CPU (the launch shim), so no GPU minute is lost
 to a typo, a missing file or a broken part; the output folder holds at most eight files."""
 import json
-import subprocess
 import sys
 
-from conftest import REPO
+from conftest import BackgroundJob
+
+# about a minute; started with the test run
+DRY_RUN = BackgroundJob("gpu-session-dry-run", lambda folder: [
+    sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(folder / "out"),
+    "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "jax", "specialised", "tests",
+    "train", "ncu", "memcheck", "--trainers", "a2c_vtrace", "ppo", "rainbow", "ppo_jax"])
 
 
-def test_gpu_session_dry_run_runs_every_part(tmp_path):
-    out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.gpu_session", "--dry-run", "--output-dir", str(out),
-                           "--games", "pong", "ms_pacman", "--envs", "16", "64", "--parts", "throughput", "jax", "specialised",
-                           "tests", "train", "ncu", "memcheck", "--trainers", "a2c_vtrace", "ppo", "rainbow", "ppo_jax"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+@DRY_RUN.mark
+def test_gpu_session_dry_run_runs_every_part():
+    done = DRY_RUN.result()
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    out = done.folder / "out"
     session = json.loads((out / "session.json").read_text())
     from cule.benchmarks.gpu_session import PARTS
     assert [p["part"] for p in session["parts"]] == [p.name for p in PARTS]

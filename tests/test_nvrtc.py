@@ -7,7 +7,6 @@ code. The library is the test extra's nvidia-cuda-nvrtc-cu12 (12.9), the NVRTC t
 brings, found by cule.kernels.nvrtc as the backend finds it; without one these tests skip.
 """
 import json
-import subprocess
 import sys
 import time
 
@@ -15,7 +14,7 @@ import pytest
 
 from cule import _core
 from cule.kernels import NVRTC_PARALLEL, KernelBuild, nvrtc
-from conftest import REPO, cubin_code, differing_code, report
+from conftest import BackgroundJob, cubin_code, differing_code, report
 
 pytestmark = pytest.mark.skipif(nvrtc.library() is None, reason="no NVRTC library (pip install nvidia-cuda-nvrtc-cu12)")
 
@@ -42,15 +41,22 @@ def test_an_error_names_the_build_and_keeps_nvrtcs_log():
         nvrtc.compile_kernels(KernelBuild("F8"), "compute_90", ("--no-such-option",))
 
 
-def test_build_command_compiles_with_nvrtc_what_the_backend_finds(tmp_path):
+# about 3 minutes on two cores; started with the test run
+BUILD_COMMAND = BackgroundJob("nvrtc-sm_90", lambda folder: None if nvrtc.library() is None else [
+    sys.executable, "-m", "cule.kernels", "--build", "pong", "--arch", "sm_90", "--compiler", "nvrtc",
+    "--output-dir", str(folder)])
+
+
+@BUILD_COMMAND.mark
+def test_build_command_compiles_with_nvrtc_what_the_backend_finds():
     """A cubin for sm_90 without the CUDA toolkit, named and recorded as nvcc's builds are, within the
     register budget's limits (no spill, the emulating kernels' stacks at most 1,024 bytes)."""
-    done = subprocess.run([sys.executable, "-m", "cule.kernels", "--build", "pong", "--arch", "sm_90", "--compiler",
-                           "nvrtc", "--output-dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO)
+    done = BUILD_COMMAND.result()
     assert done.returncode == 0, done.stdout + done.stderr
+    folder = done.folder
     build = KernelBuild("2K")
-    cubin = tmp_path / build.file_name("sm_90")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([cubin.name, cubin.with_suffix(".json").name])
+    cubin = folder / build.file_name("sm_90")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([cubin.name, cubin.with_suffix(".json").name])
     record = json.loads(cubin.with_suffix(".json").read_text())
     assert record["key"] == build.key("sm_90") and record["compiler"] == f"NVRTC {nvrtc.version()}"
     code = cubin_code(cubin)
@@ -60,7 +66,7 @@ def test_build_command_compiles_with_nvrtc_what_the_backend_finds(tmp_path):
     for name, r in kernels.items():
         assert not any(r[k] for k in ("spill_stores", "spill_loads", "callee_spill_stores", "callee_spill_loads")), r
     assert max(kernels["cule_run"]["stack"], kernels["cule_reset"]["stack"]) <= 1024, kernels
-    report(f"CUDA kernels: the 2K mapper's build for sm_90 by NVRTC {nvrtc.version()} ({record['seconds']:.0f} s)",
+    report(f"CUDA kernels: the 2K mapper's build for sm_90 by NVRTC {nvrtc.version()} ({done.took(record['seconds'])})",
            ", ".join(f"{k} {r['registers']} registers / {r['stack']} B" for k, r in sorted(kernels.items())
                      if k in ("cule_run", "cule_reset", "cule_render")))
 
