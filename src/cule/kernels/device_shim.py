@@ -7,7 +7,7 @@ the host's TIA tables. The GPU runs other code for the same results (``CULE_DEVI
 cule/cpp/common.hpp). ``_shim="device"`` runs that code instead, from a library built here with
 ``-DCULE_DEVICE_CODE=1`` (device_shim.cpp, one per mapper, kept in the user cache folder under a digest
 of its sources and flags), so the tests can hold the device's code to the CPU backend's results on
-every game without a GPU. Building one mapper takes 10-20 s of one core.
+every game without a GPU. Building one mapper takes 10-30 s of one core.
 """
 from __future__ import annotations
 
