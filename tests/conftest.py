@@ -8,7 +8,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -66,7 +65,6 @@ class Finished:
     stdout: str
     stderr: str
     folder: Path
-    seconds: float
     priority: int
 
     def took(self, seconds: float) -> str:
@@ -79,7 +77,7 @@ class BackgroundJob:
     so that it takes only the cycles the other tests leave idle; the modules that read it run last.
 
     `command(folder)` gives the command line (run in the repository) or None where there is nothing to run (a
-    build that is there already). Put `job.mark` on the tests that read it; `job.result()` waits for it and
+    build that is there already); a job whose tests are all skipped does not start. Put `job.mark` on the tests that read it; `job.result()` waits for it and
     returns a Finished, or None. A job that no marked test started runs, at normal priority, when first read.
     The timeout guards against a hang; it is no budget, as a job at low priority may wait long for a core.
     """
@@ -111,7 +109,6 @@ class BackgroundJob:
             return None
         if priority and shutil.which("nice"):
             cmd = ["nice", "-n", str(priority), *cmd]
-        started = time.perf_counter()
         with self.lock:
             if self.stopping:
                 return None
@@ -123,7 +120,7 @@ class BackgroundJob:
             self.kill()
             out, err = self.process.communicate()
             err += f"\n{self.name}: stopped after {self.timeout:.0f} s"
-        return Finished(self.process.returncode, out, err, self.folder, time.perf_counter() - started, priority)
+        return Finished(self.process.returncode, out, err, self.folder, priority)
 
     def kill(self) -> None:
         if _GROUP:

@@ -77,13 +77,14 @@ def fuzzers():
     """Both sanitizer builds."""
     if shutil.which(CXX) is None:
         pytest.skip(f"no C++ compiler ({CXX}) to build the fuzz driver")
+    binaries = {kind: _binary(kind) for kind in FLAGS}
     for kind, job in BUILDS.items():
         done = job.result()
         if done is not None:
             log = done.stdout + done.stderr
             assert done.returncode == 0, f"building the {kind} fuzz driver failed:\n{log[-4000:]}"
-            os.replace(str(_binary(kind)) + ".tmp", _binary(kind))
-    return {kind: _binary(kind) for kind in FLAGS}
+            os.replace(str(binaries[kind]) + ".tmp", binaries[kind])
+    return binaries
 
 
 def _seed_roms():

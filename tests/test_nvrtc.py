@@ -42,7 +42,7 @@ def test_an_error_names_the_build_and_keeps_nvrtcs_log():
 
 
 # about 3 minutes on two cores; started with the test run
-BUILD_COMMAND = BackgroundJob("nvrtc-sm_90", lambda folder: None if nvrtc.library() is None else [
+BUILD_COMMAND = BackgroundJob("nvrtc-sm_90", lambda folder: [
     sys.executable, "-m", "cule.kernels", "--build", "pong", "--arch", "sm_90", "--compiler", "nvrtc",
     "--output-dir", str(folder)])
 
