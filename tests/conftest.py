@@ -77,8 +77,9 @@ class BackgroundJob:
     so that it takes only the cycles the other tests leave idle; the modules that read it run last.
 
     `command(folder)` gives the command line (run in the repository) or None where there is nothing to run (a
-    build that is there already); a job whose tests are all skipped does not start. Put `job.mark` on the tests that read it; `job.result()` waits for it and
-    returns a Finished, or None. A job that no marked test started runs, at normal priority, when first read.
+    build that is there already); a job whose tests are all skipped does not start. Put `job.mark` on the tests
+    that read it; `job.result()` waits for it and returns a Finished, or None. A job that no marked test started
+    runs, at normal priority, when first read.
     The timeout guards against a hang; it is no budget, as a job at low priority may wait long for a core.
     """
     jobs: dict[str, "BackgroundJob"] = {}
