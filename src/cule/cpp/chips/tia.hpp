@@ -137,10 +137,28 @@ class PokeResult {
   CULE_HD uint8_t ends() const { return (uint8_t)(bits_ >> 56); }   // kEnds* bits
 };
 
-CULE_HD uint8_t reflect_byte(uint8_t v) {
+CULE_HD constexpr uint8_t reflect_byte_bits(uint8_t v) {
   v = (uint8_t)(((v & 0xF0) >> 4) | ((v & 0x0F) << 4));
   v = (uint8_t)(((v & 0xCC) >> 2) | ((v & 0x33) << 2));
   return (uint8_t)(((v & 0xAA) >> 1) | ((v & 0x55) << 1));
+}
+#if !CULE_DEVICE_CODE
+// Every byte reversed: one load where the swaps took nine operations, and
+// draw_pixels reverses both players' graphics for every piece of a line.
+struct ReflectedBytes {
+  uint8_t of[256];
+  constexpr ReflectedBytes() : of() {
+    for (int v = 0; v < 256; ++v) of[v] = reflect_byte_bits((uint8_t)v);
+  }
+};
+inline constexpr ReflectedBytes kReflectedBytes{};
+#endif
+CULE_HD uint8_t reflect_byte(uint8_t v) {
+#if CULE_DEVICE_CODE
+  return reflect_byte_bits(v);
+#else
+  return kReflectedBytes.of[v];
+#endif
 }
 
 CULE_HD int wrap160(int v) {
@@ -310,6 +328,12 @@ CULE_HD LineBits player_bits(const ObjectMask& m, uint8_t grp) {
     set_bits(b, wide, (m.pos + 1) % 160);
     return b;
   }
+#if !CULE_DEVICE_CODE  // the device's render kernel keeps one path for every mode
+  if (m.mode == 0 && m.kind != kMaskSkipFirstCopy) {  // one copy: most pieces
+    set_bits(b, order, m.pos);
+    return b;
+  }
+#endif
   place_copies(b, order, m.pos, m.mode, m.kind == kMaskSkipFirstCopy);
   return b;
 }
