@@ -1,6 +1,7 @@
 """Shared test options, fixtures, and the summary lines the issues ask the test run to print."""
 import concurrent.futures
 import os
+import resource
 import shutil
 import signal
 import struct
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -188,7 +190,42 @@ def pytest_sessionfinish(session):
     BackgroundJob.stop_all()
 
 
+# How fast this machine ran a fixed piece of work as the run began, before the background jobs started: the
+# same suite's time moves with it (2-core VMs of one kind have differed threefold from day to day).
+MACHINE: dict[str, float] = {}
+
+
+def _ale_frames_per_cpu_second(frames: int = 3000) -> float:
+    """ale-py's ALEInterface stepping pong, in frames per CPU second of this process."""
+    from ale_oracle import ale_interface
+
+    ale = ale_interface("pong")
+    actions = ale.getMinimalActionSet()
+    started = time.process_time()
+    for i in range(frames):
+        ale.act(actions[i % len(actions)])
+    return frames / (time.process_time() - started)
+
+
+def pytest_sessionstart(session):
+    MACHINE["started"] = time.perf_counter()
+    if not session.config.option.collectonly:
+        MACHINE["ale_fps"] = _ale_frames_per_cpu_second()
+
+
+def _run_line() -> str:
+    """The run's wall time, the CPU time of the tests and every job they waited for, and the machine's speed."""
+    wall = time.perf_counter() - MACHINE["started"]
+    cpu = sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                          resource.RUSAGE_CHILDREN)))
+    return (f"{wall / 60:.1f} min wall, {cpu / 60:.1f} CPU-minutes (the tests and the jobs they started) on "
+            f"{os.cpu_count()} cores, where ale-py's ALEInterface steps pong at {MACHINE['ale_fps']:,.0f} frames "
+            f"per CPU second")
+
+
 def pytest_terminal_summary(terminalreporter):
+    if "ale_fps" in MACHINE:
+        report("the test run and this machine", _run_line())
     for section, lines in SUMMARY.items():
         terminalreporter.section(section)
         for line in lines:

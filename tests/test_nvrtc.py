@@ -19,7 +19,9 @@ from conftest import BackgroundJob, cubin_code, differing_code, report
 pytestmark = pytest.mark.skipif(nvrtc.library() is None, reason="no NVRTC library (pip install nvidia-cuda-nvrtc-cu12)")
 
 # A game's build (the game and step policy compiled in: other code paths) by default, the other mappers with
-# --extended, about 20 s each. 2K's build is compiled to a cubin by the build command's test below.
+# --extended, about 20 s each. 2K's build is compiled to a cubin by the build command's test below, with
+# --extended: its ptxas is as long as nvcc's build of the same code, which the default run checks against the
+# same budget (tests/test_kernels_compile.py), and what NVRTC alone can get wrong, the source, fails above.
 BUILDS = [KernelBuild("F8", game="ms_pacman", gymnasium=False)] + [
     pytest.param(KernelBuild(cart), marks=pytest.mark.extended) for cart in _core.mapper_types if cart != "2K"]
 
@@ -41,12 +43,13 @@ def test_an_error_names_the_build_and_keeps_nvrtcs_log():
         nvrtc.compile_kernels(KernelBuild("F8"), "compute_90", ("--no-such-option",))
 
 
-# about 3 minutes on two cores; started with the test run
+# about 3 minutes on two cores; started with a run that includes the test
 BUILD_COMMAND = BackgroundJob("nvrtc-sm_90", lambda folder: [
     sys.executable, "-m", "cule.kernels", "--build", "pong", "--arch", "sm_90", "--compiler", "nvrtc",
     "--output-dir", str(folder)])
 
 
+@pytest.mark.extended
 @BUILD_COMMAND.mark
 def test_build_command_compiles_with_nvrtc_what_the_backend_finds():
     """A cubin for sm_90 without the CUDA toolkit, named and recorded as nvcc's builds are, within the
