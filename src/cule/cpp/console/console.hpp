@@ -698,12 +698,26 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #undef CULE_TIA_STORE_HANDLERS
 #undef CULE_TIA_STORE_HANDLER
 #undef CULE_HANDLER
+      // In the loops of the mappers that switch 4K banks (F8, F6, their SC
+      // variants, DPC), g++ 12 spilled the fetched pc as 16 bits and read it
+      // back as 64 for the map's index: a load wider than the store before
+      // it, which store-to-load forwarding cannot serve, in 145-162 of the
+      // 392 labels (ms_pacman ran 9% slower for it). The empty asm keeps it
+      // a 32-bit value. The other loops had no such load, and in 2K's the asm
+      // cost registers (pong 7% slower).
+      // tests/test_dispatch_build.py looks for wide reloads in every loop.
+      constexpr bool kWidePc = Cart::kRomBytes > 0x1000 && !CodeMap<Cart>::kPaged;
       // With a code map the fetch's one load also tests the window (CodeMap).
       // E0 keeps the compare before it: without, g++ packed the 6507's
       // registers into one and sent every label through one shared jump.
 #define CULE_DISPATCH()                                                   \
   if constexpr (CodeMap<Cart>::kUsed) {                                   \
     if (CodeMap<Cart>::kPaged && CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window; \
+    if constexpr (kWidePc) {                                              \
+      uint32_t fetched_at = c.pc++;                                       \
+      asm("" : "+r"(fetched_at));                                         \
+      goto* kHandlers[bus.code_at((uint16_t)fetched_at)];                 \
+    }                                                                     \
     goto* kHandlers[bus.code_at(c.pc++)];                                 \
   } else {                                                                \
     if (CULE_UNLIKELY(!bus.runs_at(c.pc))) goto outside_window;           \
