@@ -702,9 +702,9 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       // variants, DPC), g++ 12 spilled the fetched pc as 16 bits and read it
       // back as 64 for the map's index: a load wider than the store before
       // it, which store-to-load forwarding cannot serve, in 145-162 of the
-      // 392 labels (ms_pacman ran 9% slower for it). The empty asm keeps it
-      // a 32-bit value. The other loops had no such load, and in 2K's the asm
-      // cost registers (pong 7% slower).
+      // 392 labels. The empty asm keeps it a 32-bit value (ms_pacman: 11%
+      // less CPU time, docs/benchmarks.md). The other loops had no such
+      // load, and in 2K's the asm cost registers (pong 7% slower).
       // tests/test_dispatch_build.py looks for wide reloads in every loop.
       constexpr bool kWidePc = Cart::kRomBytes > 0x1000 && !CodeMap<Cart>::kPaged;
       // With a code map the fetch's one load also tests the window (CodeMap).
