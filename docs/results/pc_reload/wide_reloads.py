@@ -36,12 +36,17 @@ wide=0
 for i,(ad,op,ops) in enumerate(ins):
     a=_stack_access(op,ops)
     if not a or a[0]!="store": continue
-    _,off,w=a
+    _,off,w=a; pushed=0
     for ad2,op2,ops2 in ins[i+1:i+40]:
+        if op2=="push": pushed+=8
+        elif op2=="pop": pushed-=8
+        elif op2 in("sub","add") and ops2.endswith(",%rsp") and ops2.startswith("$"):
+            pushed+=(1 if op2=="sub" else -1)*int(ops2.split(",")[0].lstrip("$"),0)
         b=_stack_access(op2,ops2)
         if b:
-            if b[0]=="store" and b[1]<=off<b[1]+b[2]: break
-            if b[0]=="load" and (off<=b[1]<off+w<b[1]+b[2] or b[1]<off<b[1]+b[2]):
+            o2=b[1]-pushed
+            if b[0]=="store" and o2<=off<o2+b[2]: break
+            if b[0]=="load" and (off<=o2<off+w<o2+b[2] or o2<off<o2+b[2]):
                 wide+=cost.get(ad2,0); break
         if op2 in("ret","call"): break
 jumps=sum(cost.get(ad,0) for ad,op,ops in ins if op=='jmp' and ops.startswith('*'))
