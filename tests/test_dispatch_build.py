@@ -7,6 +7,7 @@ silently bring back the single switch's mispredicts; only the machine code
 shows it. FE, the one mapper without a code window, keeps cpu::step's
 switch and so stands for what a merged loop looks like.
 """
+import functools
 import platform
 import re
 import shutil
@@ -87,29 +88,19 @@ def _stack_access(op: str, operands: str):
     return ("store" if store else "load", int(m.group(1) or "0", 0), width)
 
 
-def wide_reloads(cart: str) -> list[int]:
-    """Entries of `cart`'s label table whose code, from the label to its jump, loads a stack slot
-    wider than the store to it before: such a load waits for the store to retire, since
-    store-to-load forwarding serves only loads inside the stored bytes."""
-    so = _core.__file__
-    mangled = f"run_frameINS_{len(cart)}{cart}EE"
-    table = loop = None
-    for line in subprocess.run(["nm", "-S", so], capture_output=True, text=True, check=True).stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and mangled in parts[3]:
-            span = (int(parts[0], 16), int(parts[1], 16))
-            if parts[3].endswith("9kHandlers"):
-                table = span
-            elif parts[3].startswith("_ZN4cule7console9"):
-                loop = span
-    assert table and loop, f"no label table or frame loop for {cart} in {so}"
-    # The table holds the labels' addresses as relocations of the shared object.
-    targets = {}
-    for line in subprocess.run(["readelf", "-rW", so], capture_output=True, text=True, check=True).stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] == "R_X86_64_RELATIVE":
-            targets[int(parts[0], 16)] = int(parts[3], 16)
-    start, size = loop
+def rsp_moved(op: str, operands: str) -> int:
+    """Bytes an instruction moves %rsp down by (push, sub $n,%rsp) or up by (negative: pop, add)."""
+    if op == "push":
+        return 8
+    if op == "pop":
+        return -8
+    if op in ("sub", "add") and operands.startswith("$") and operands.endswith(",%rsp"):
+        return (1 if op == "sub" else -1) * int(operands.split(",")[0].lstrip("$"), 0)
+    return 0
+
+
+def disassemble(so: str, start: int, size: int) -> list[tuple[int, str, str]]:
+    """(address, mnemonic, operands) of the code in [start, start + size)."""
     text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={start}",
                            f"--stop-address={start + size}", so], capture_output=True, text=True, check=True).stdout
     code = []
@@ -117,17 +108,53 @@ def wide_reloads(cart: str) -> list[int]:
         m = re.match(r"\s*([0-9a-f]+):\s+(\S+)\s*([^#<]*)", line)
         if m:
             code.append((int(m.group(1), 16), m.group(2), m.group(3).strip()))
+    return code
+
+
+@functools.lru_cache(maxsize=None)
+def _symbol_spans(so: str) -> dict[str, tuple[int, int]]:
+    """Address and size of each sized symbol."""
+    spans = {}
+    for line in subprocess.run(["nm", "-S", so], capture_output=True, text=True, check=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            spans[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    return spans
+
+
+@functools.lru_cache(maxsize=None)
+def _relocated_pointers(so: str) -> dict[int, int]:
+    """Where each relative relocation points: the label tables hold the labels' addresses as these."""
+    targets = {}
+    for line in subprocess.run(["readelf", "-rW", so], capture_output=True, text=True, check=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] == "R_X86_64_RELATIVE":
+            targets[int(parts[0], 16)] = int(parts[3], 16)
+    return targets
+
+
+def wide_reloads(cart: str) -> list[int]:
+    """Entries of `cart`'s label table whose code, from the label to its jump, loads a stack slot
+    wider than the store to it before: such a load waits for the store to retire, since
+    store-to-load forwarding serves only loads inside the stored bytes."""
+    so = _core.__file__
+    mangled = f"run_frameINS_{len(cart)}{cart}EE"
+    table = loop = None
+    for name, span in _symbol_spans(so).items():
+        if mangled in name:
+            if name.endswith("9kHandlers"):
+                table = span
+            elif name.startswith("_ZN4cule7console9"):
+                loop = span
+    assert table and loop, f"no label table or frame loop for {cart} in {so}"
+    targets = _relocated_pointers(so)
+    code = disassemble(so, *loop)
     index = {address: i for i, (address, _, _) in enumerate(code)}
     found = []
     for entry in range(table[1] // 8):
         stored, pushed = {}, 0
         for _, op, operands in code[index[targets[table[0] + 8 * entry]]:]:
-            if op == "push":
-                pushed += 8
-            elif op == "pop":
-                pushed -= 8
-            elif op in ("sub", "add") and operands.endswith(",%rsp"):
-                pushed += (1 if op == "sub" else -1) * int(operands.split(",")[0].lstrip("$"), 0)
+            pushed += rsp_moved(op, operands)
             access = _stack_access(op, operands)
             if access:
                 kind, offset, width = access

@@ -4,50 +4,64 @@
         --callgrind-out-file=OUT python docs/results/pc_reload/time_steps.py ms_pacman 10
     python docs/results/pc_reload/wide_reloads.py OUT path/to/cule/_core*.so
 
-A load counts when it reads a stack slot wider than a store to it within the 40 instructions
-before (the test's reading of an instruction, tests/test_dispatch_build.py).
+Unlike the test, which follows each label to its jump, this reads the whole loop in address order: a
+load counts when a store within the 40 instructions before it wrote fewer of its bytes, so a load whose
+store lies on another path counts too, and the figure is an upper bound.
 """
 import collections
 import os
-import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
-from test_dispatch_build import _stack_access  # noqa: E402
+from test_dispatch_build import _stack_access, _symbol_spans, disassemble, rsp_moved  # noqa: E402
 
-out, SO = sys.argv[1], sys.argv[2]
-cost=collections.Counter(); fn=None; skip=False; frame_ir=0
-for line in open(out):
-    if line.startswith('fn='):
-        fn=line[3:].strip(); continue
-    if line.startswith('calls='): skip=True; continue
-    if line.startswith('0x'):
-        if skip: skip=False; continue
-        if fn and 'run_frame<cule::CartF8>' in fn:
-            p=line.split(); cost[int(p[0],16)]+=int(p[-1])
-sym=[l.split() for l in subprocess.run(["nm",SO],capture_output=True,text=True).stdout.splitlines() if l.split()[-1].startswith('_ZN4cule7console9run_frameINS_6CartF8EE')][0]
-text=subprocess.run(["objdump","-d","--no-show-raw-insn",f"--disassemble={sym[-1]}",SO],capture_output=True,text=True,check=True).stdout
-ins=[]
-for l in text.splitlines():
-    m=re.match(r"\s*([0-9a-f]+):\s+(\S+)\s*([^#<]*)",l)
-    if m: ins.append((int(m.group(1),16),m.group(2),m.group(3).strip()))
-wide=0
-for i,(ad,op,ops) in enumerate(ins):
-    a=_stack_access(op,ops)
-    if not a or a[0]!="store": continue
-    _,off,w=a; pushed=0
-    for ad2,op2,ops2 in ins[i+1:i+40]:
-        if op2=="push": pushed+=8
-        elif op2=="pop": pushed-=8
-        elif op2 in("sub","add") and ops2.endswith(",%rsp") and ops2.startswith("$"):
-            pushed+=(1 if op2=="sub" else -1)*int(ops2.split(",")[0].lstrip("$"),0)
-        b=_stack_access(op2,ops2)
-        if b:
-            o2=b[1]-pushed
-            if b[0]=="store" and o2<=off<o2+b[2]: break
-            if b[0]=="load" and (off<=o2<off+w<o2+b[2] or o2<off<o2+b[2]):
-                wide+=cost.get(ad2,0); break
-        if op2 in("ret","call"): break
-jumps=sum(cost.get(ad,0) for ad,op,ops in ins if op=='jmp' and ops.startswith('*'))
-print(f"frame loop Ir {sum(cost.values()):,}; indirect jumps {jumps:,}; wide reloads executed {wide:,} ({wide/jumps:.1%} of the jumps)")
+LOOP = "_ZN4cule7console9run_frameINS_6CartF8EE"
+
+
+def executions(profile: str) -> collections.Counter:
+    """Executions of each instruction of the F8 loop (callgrind's Ir per address, calls' lines left out)."""
+    counts, in_loop, after_call = collections.Counter(), False, False
+    with open(profile) as f:
+        for line in f:
+            if line.startswith("fn="):
+                in_loop = "run_frame<cule::CartF8>" in line
+            elif line.startswith("calls="):
+                after_call = True
+            elif line.startswith("0x"):
+                if not after_call and in_loop:
+                    fields = line.split()
+                    counts[int(fields[0], 16)] += int(fields[-1])
+                after_call = False
+    return counts
+
+
+def main(profile: str, so: str) -> None:
+    counts = executions(profile)
+    (span,) = [s for name, s in _symbol_spans(so).items() if name.startswith(LOOP)]
+    code = disassemble(so, *span)
+    wide = 0
+    for i, (_, op, operands) in enumerate(code):
+        access = _stack_access(op, operands)
+        if not access or access[0] != "store":
+            continue
+        _, offset, width = access
+        pushed = 0
+        for address, op2, operands2 in code[i + 1:i + 40]:
+            pushed += rsp_moved(op2, operands2)
+            other = _stack_access(op2, operands2)
+            if other:
+                kind, at, size = other[0], other[1] - pushed, other[2]
+                if kind == "store" and at <= offset < at + size:
+                    break
+                if kind == "load" and (offset <= at < offset + width < at + size or at < offset < at + size):
+                    wide += counts[address]
+                    break
+            if op2 in ("ret", "call"):
+                break
+    jumps = sum(counts[a] for a, op, operands in code if op == "jmp" and operands.startswith("*"))
+    print(f"frame loop Ir {sum(counts.values()):,}; indirect jumps {jumps:,}; "
+          f"wide reloads executed {wide:,} ({wide / jumps:.1%} of the jumps)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -706,6 +706,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       // less CPU time, docs/benchmarks.md). The other loops had no such
       // load, and in 2K's the asm cost registers (pong 7% slower).
       // tests/test_dispatch_build.py looks for wide reloads in every loop.
+      // The goto after the wide branch is dead there; written as an else, it
+      // changed the scheduling of those loops, which were timed as they are.
       constexpr bool kWidePc = Cart::kRomBytes > 0x1000 && !CodeMap<Cart>::kPaged;
       // With a code map the fetch's one load also tests the window (CodeMap).
       // E0 keeps the compare before it: without, g++ packed the 6507's
