@@ -86,24 +86,24 @@ CULE_HD void reset(Cpu6507& c, Bus& bus) {
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
-template <class Bus>
-CULE_HOT uint8_t read(Cpu6507&, Bus& bus, uint16_t address) {
+template <class Regs, class Bus>
+CULE_HOT uint8_t read(Regs&, Bus& bus, uint16_t address) {
   return bus.peek(address);
 }
 
-template <class Bus>
-CULE_HOT void write(Cpu6507&, Bus& bus, uint16_t address, uint8_t v, bool after_read = true) {
+template <class Regs, class Bus>
+CULE_HOT void write(Regs&, Bus& bus, uint16_t address, uint8_t v, bool after_read = true) {
   bus.poke(address, v, after_read);
 }
 
 // The instruction's next byte (its opcode, then its operands).
-template <class Bus>
-CULE_OP uint8_t fetch(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP uint8_t fetch(Regs& c, Bus& bus) {
   return bus.peek_code(c.pc++);
 }
 
-template <class Bus>
-CULE_OP uint16_t fetch_word(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP uint16_t fetch_word(Regs& c, Bus& bus) {
   uint16_t lo = fetch(c, bus);
   uint16_t hi = fetch(c, bus);
   return (uint16_t)(lo | (hi << 8));
@@ -111,8 +111,8 @@ CULE_OP uint16_t fetch_word(Cpu6507& c, Bus& bus) {
 
 // A zero-page pointer's high byte comes from pointer+1 without wrapping, so
 // pointer $FF reads $0100 (M6502Low); on a 2600 $0000 and $0100 are both TIA.
-template <class Bus>
-CULE_OP uint16_t read_pointer(Cpu6507& c, Bus& bus, uint8_t pointer) {
+template <class Regs, class Bus>
+CULE_OP uint16_t read_pointer(Regs& c, Bus& bus, uint8_t pointer) {
   uint16_t lo = read(c, bus, pointer);
   uint16_t hi = read(c, bus, (uint16_t)(pointer + 1));
   return (uint16_t)(lo | (hi << 8));
@@ -130,8 +130,8 @@ CULE_OP uint16_t indexed(Bus& bus, uint16_t base, uint8_t index) {
 // The operand address of a mode; for Imm, the address of the operand byte
 // (read_op reads it as an instruction byte).
 // kReadPenalty: the access is a read that pays the page-crossing cycle.
-template <Mode M, bool kReadPenalty, class Bus>
-CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
+template <Mode M, bool kReadPenalty, class Regs, class Bus>
+CULE_OP uint16_t operand_address(Regs& c, Bus& bus) {
   switch (M) {
     case Mode::Imm: return c.pc++;
     case Mode::Zp: return fetch(c, bus);
@@ -149,8 +149,6 @@ CULE_OP uint16_t operand_address(Cpu6507& c, Bus& bus) {
   return 0;
 }
 
-CULE_OP void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
-CULE_OP bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
 #if !CULE_DEVICE_CODE
 // N and Z of every byte: on the host one load replaces the five operations
 // computing them, in the flag update most instructions end with.
@@ -170,19 +168,97 @@ CULE_OP uint8_t nz_of(uint8_t v) {
   return (uint8_t)((v & flag::N) | (v ? 0 : flag::Z));
 #endif
 }
+
+// The status flags in two forms behind one set of functions. Cpu6507 keeps
+// P whole. LazyFlags, the registers of the host's threaded loop, keeps C, N
+// and Z apart from P: carry, and nz, the value that last set N and Z (Z
+// when its low byte is 0, N when its bit 7 or 8 is set; bit 8 holds an N
+// that came without its value, from PLP or BIT). Most instructions then
+// store a value or two instead of updating P. LazyFlags's own C, N and Z bits
+// of P mean nothing; status() puts P together, and the loop turns the
+// registers back into a Cpu6507 (plain_of) wherever they leave it.
+struct LazyFlags : Cpu6507 {
+  uint16_t nz;
+  uint8_t carry;
+};
+
+CULE_OP uint8_t status(const Cpu6507& c) { return c.p; }
+CULE_OP uint8_t status(const LazyFlags& c) {
+  return (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C)) | ((c.nz & 0x180) ? flag::N : 0) |
+                   ((c.nz & 0xFF) ? 0 : flag::Z) | (c.carry ? flag::C : 0));
+}
+// PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
+CULE_OP void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
+CULE_OP void load_status(LazyFlags& c, uint8_t v) {
+  c.p = v | flag::B | flag::U;
+  c.nz = (uint16_t)(((v & flag::Z) ? 0 : 1) | ((v & flag::N) ? 0x100 : 0));
+  c.carry = v & flag::C;
+}
+CULE_OP LazyFlags lazy_of(const Cpu6507& c) {
+  LazyFlags l;
+  static_cast<Cpu6507&>(l) = c;
+  load_status(l, c.p);
+  return l;
+}
+CULE_OP Cpu6507 plain_of(const Cpu6507& c) { return c; }
+CULE_OP Cpu6507 plain_of(const LazyFlags& c) {
+  Cpu6507 plain = c;
+  plain.p = status(c);
+  return plain;
+}
+
+CULE_OP bool has_flag(const Cpu6507& c, uint8_t f) { return (c.p & f) != 0; }
+CULE_OP bool has_flag(const LazyFlags& c, uint8_t f) {
+  if (f == flag::N) return (c.nz & 0x180) != 0;
+  if (f == flag::Z) return (c.nz & 0xFF) == 0;
+  if (f == flag::C) return c.carry != 0;
+  return (c.p & f) != 0;
+}
+CULE_OP void set_flag(Cpu6507& c, uint8_t f, bool on) { c.p = on ? (c.p | f) : (c.p & ~f); }
+CULE_OP void set_flag(LazyFlags& c, uint8_t f, bool on) {
+  if (f == flag::C) {
+    c.carry = on;
+  } else if (f & (flag::N | flag::Z)) {  // decimal ARR's
+    const uint8_t p = status(c);
+    load_status(c, on ? (p | f) : (p & ~f));
+  } else {
+    c.p = on ? (c.p | f) : (c.p & ~f);
+  }
+}
 CULE_OP void set_nz(Cpu6507& c, uint8_t v) { c.p = (uint8_t)((c.p & ~(flag::N | flag::Z)) | nz_of(v)); }
+CULE_OP void set_nz(LazyFlags& c, uint8_t v) { c.nz = v; }
 // N, Z and C in one update of P (a shift, a compare).
 CULE_OP void set_nzc(Cpu6507& c, uint8_t v, bool carry) {
   c.p = (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C)) | nz_of(v) | (carry ? flag::C : 0));
 }
-// PLP/RTI: bits 4 and 5 of the pulled byte are ignored, both read back as 1.
-CULE_OP void load_status(Cpu6507& c, uint8_t v) { c.p = v | flag::B | flag::U; }
+CULE_OP void set_nzc(LazyFlags& c, uint8_t v, bool carry) {
+  c.nz = v;
+  c.carry = carry;
+}
+// Binary ADC: N and Z of r; `cv` holds C (bit 0) and V (bit 6).
+CULE_OP void set_nzcv(Cpu6507& c, uint8_t r, uint8_t cv) {
+  c.p = (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C | flag::V)) | nz_of(r) | cv);
+}
+CULE_OP void set_nzcv(LazyFlags& c, uint8_t r, uint8_t cv) {
+  c.nz = r;
+  c.carry = cv & flag::C;
+  c.p = (uint8_t)((c.p & ~flag::V) | (cv & flag::V));
+}
+// BIT: N and V are bits 7 and 6 of the operand, Z says whether A & m is 0.
+CULE_OP void set_bit_flags(Cpu6507& c, uint8_t m) {
+  c.p = (uint8_t)((c.p & ~(flag::N | flag::V | flag::Z)) | (m & (flag::N | flag::V)) | ((c.a & m) ? 0 : flag::Z));
+}
+CULE_OP void set_bit_flags(LazyFlags& c, uint8_t m) {
+  c.nz = (uint16_t)((c.a & m) | ((m & flag::N) << 1));
+  c.p = (uint8_t)((c.p & ~flag::V) | (m & flag::V));
+}
 
 // Stella's BCD tables, applied to any byte: $FF counts as 15*10+15 = 165.
 CULE_OP int bcd_value(uint8_t b) { return (b >> 4) * 10 + (b & 0x0F); }
 CULE_OP uint8_t to_bcd(int t) { return (uint8_t)((((t % 100) / 10) << 4) | (t % 10)); }
 
-CULE_OP void adc(Cpu6507& c, uint8_t m) {
+template <class Regs>
+CULE_OP void adc(Regs& c, uint8_t m) {
   const int carry = has_flag(c, flag::C) ? 1 : 0;
   const uint8_t old_a = c.a;
   if (!has_flag(c, flag::D)) {
@@ -190,8 +266,7 @@ CULE_OP void adc(Cpu6507& c, uint8_t m) {
     const uint32_t sum = (uint32_t)old_a + m + (uint32_t)carry;
     const uint8_t r = (uint8_t)sum;
     c.a = r;
-    c.p = (uint8_t)((c.p & ~(flag::N | flag::Z | flag::C | flag::V)) | nz_of(r) | (sum >> 8) |
-                    (((old_a ^ r) & (m ^ r) & 0x80) >> 1));
+    set_nzcv(c, r, (uint8_t)((sum >> 8) | (((old_a ^ r) & (m ^ r) & 0x80) >> 1)));
   } else {
     const int sum = bcd_value(old_a) + bcd_value(m) + carry;
     c.a = to_bcd(sum & 0xFF);
@@ -201,7 +276,8 @@ CULE_OP void adc(Cpu6507& c, uint8_t m) {
   }
 }
 
-CULE_OP void sbc(Cpu6507& c, uint8_t m) {
+template <class Regs>
+CULE_OP void sbc(Regs& c, uint8_t m) {
   if (!has_flag(c, flag::D)) {
     adc(c, (uint8_t)~m);
     return;
@@ -219,9 +295,11 @@ CULE_OP void sbc(Cpu6507& c, uint8_t m) {
   set_flag(c, flag::V, ((old_a ^ c.a) & 0x80) && ((c.a ^ m) & 0x80));
 }
 
-CULE_OP void compare(Cpu6507& c, uint8_t reg, uint8_t m) { set_nzc(c, (uint8_t)(reg - m), reg >= m); }
+template <class Regs>
+CULE_OP void compare(Regs& c, uint8_t reg, uint8_t m) { set_nzc(c, (uint8_t)(reg - m), reg >= m); }
 
-CULE_OP void arr(Cpu6507& c, uint8_t m) {
+template <class Regs>
+CULE_OP void arr(Regs& c, uint8_t m) {
   const uint8_t carry_in = has_flag(c, flag::C) ? 0x80 : 0x00;
   const uint8_t value = c.a & m;
   c.a = (uint8_t)((value >> 1) | carry_in);
@@ -242,7 +320,8 @@ CULE_OP void arr(Cpu6507& c, uint8_t m) {
   set_flag(c, flag::C, high_fix);
 }
 
-CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
+template <class Regs>
+CULE_OP void apply_read(Regs& c, ReadOp op, uint8_t m) {
   switch (op) {
     case ReadOp::LDA: c.a = m; set_nz(c, m); break;
     case ReadOp::LDX: c.x = m; set_nz(c, m); break;
@@ -257,7 +336,7 @@ CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
     case ReadOp::CPX: compare(c, c.x, m); break;
     case ReadOp::CPY: compare(c, c.y, m); break;
     case ReadOp::BIT:  // N and V are bits 7 and 6 of the operand
-      c.p = (uint8_t)((c.p & ~(flag::N | flag::V | flag::Z)) | (m & (flag::N | flag::V)) | ((c.a & m) ? 0 : flag::Z));
+      set_bit_flags(c, m);
       break;
     case ReadOp::NOP: break;
     case ReadOp::LAS: c.a = c.x = c.sp = c.sp & m; set_nz(c, c.a); break;
@@ -283,7 +362,8 @@ CULE_OP void apply_read(Cpu6507& c, ReadOp op, uint8_t m) {
 }
 
 // Returns the byte written back; applies the flag and register side effects.
-CULE_OP uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
+template <class Regs>
+CULE_OP uint8_t apply_modify(Regs& c, ModifyOp op, uint8_t m) {
   const bool carry_in = has_flag(c, flag::C);
   uint8_t r = m;
   bool carry = carry_in;  // the shift's carry out
@@ -310,16 +390,16 @@ CULE_OP uint8_t apply_modify(Cpu6507& c, ModifyOp op, uint8_t m) {
   return r;
 }
 
-template <Mode M, ReadOp op, class Bus>
-CULE_OP void read_op(Cpu6507& c, Bus& bus) {
+template <Mode M, ReadOp op, class Regs, class Bus>
+CULE_OP void read_op(Regs& c, Bus& bus) {
   const uint8_t m = M == Mode::Imm ? fetch(c, bus) : read(c, bus, operand_address<M, true>(c, bus));
   apply_read(c, op, m);
 }
 
 // The byte store `op` writes. SHA/SHX/SHY/TAS and their h1: the high byte of
 // the final, already indexed address, plus one.
-template <StoreOp op>
-CULE_OP uint8_t stored_value(Cpu6507& c, uint8_t h1) {
+template <StoreOp op, class Regs>
+CULE_OP uint8_t stored_value(Regs& c, uint8_t h1) {
   switch (op) {
     case StoreOp::STA: return c.a;
     case StoreOp::STX: return c.x;
@@ -333,27 +413,39 @@ CULE_OP uint8_t stored_value(Cpu6507& c, uint8_t h1) {
   return 0;
 }
 
-template <Mode M, StoreOp op, class Bus>
-CULE_OP void store_op(Cpu6507& c, Bus& bus) {
+template <Mode M, StoreOp op, class Regs, class Bus>
+CULE_OP void store_op(Regs& c, Bus& bus) {
   const uint16_t address = operand_address<M, false>(c, bus);
   write(c, bus, address, stored_value<op>(c, (uint8_t)((address >> 8) + 1)));
 }
 
-template <Mode M, ModifyOp op, class Bus>
-CULE_OP void modify_op(Cpu6507& c, Bus& bus) {
+template <Mode M, ModifyOp op, class Regs, class Bus>
+CULE_OP void modify_op(Regs& c, Bus& bus) {
   const uint16_t address = operand_address<M, false>(c, bus);
   const uint8_t m = read(c, bus, address);
   write(c, bus, address, apply_modify(c, op, m));
 }
 
+// The bus's loop_back takes the registers as a Cpu6507.
 template <class Bus>
-CULE_OP void branch(Cpu6507& c, Bus& bus, bool taken) {
+CULE_OP void loop_back(Cpu6507& c, Bus& bus) {
+  bus.loop_back(c);
+}
+template <class Bus>
+CULE_OP void loop_back(LazyFlags& c, Bus& bus) {
+  Cpu6507 plain = plain_of(c);
+  bus.loop_back(plain);
+  c = lazy_of(plain);
+}
+
+template <class Regs, class Bus>
+CULE_OP void branch(Regs& c, Bus& bus, bool taken) {
   const int8_t offset = (int8_t)fetch(c, bus);
   if (!taken) return;
   const uint16_t target = (uint16_t)(c.pc + offset);
   bus.tick(crosses_page(c.pc, target) ? 2 : 1);
   c.pc = target;
-  if (offset == -5) bus.loop_back(c);
+  if (offset == -5) loop_back(c, bus);
 }
 
 // A branch opcode's condition: bits 7-6 pick N, V, C or Z, bit 5 the value
@@ -363,38 +455,38 @@ CULE_OP bool branch_taken(uint8_t opcode, uint8_t p) {
   return ((p & flags) != 0) == ((opcode & 0x20) != 0);
 }
 
-template <class Bus>
-CULE_OP void push(Cpu6507& c, Bus& bus, uint8_t v, bool after_read = true) {
+template <class Regs, class Bus>
+CULE_OP void push(Regs& c, Bus& bus, uint8_t v, bool after_read = true) {
   write(c, bus, (uint16_t)(0x0100 + c.sp), v, after_read);
   c.sp--;
 }
 
 // The 6502 pre-increments on pull; Stella first reads the current slot.
-template <class Bus>
-CULE_OP uint8_t pull(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP uint8_t pull(Regs& c, Bus& bus) {
   c.sp++;
   return read(c, bus, (uint16_t)(0x0100 + c.sp));
 }
 
-template <class Bus>
-CULE_OP void stack_pad_read(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void stack_pad_read(Regs& c, Bus& bus) {
   read(c, bus, (uint16_t)(0x0100 + c.sp));
 }
 
-template <class Bus>
-CULE_OP void brk(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void brk(Regs& c, Bus& bus) {
   fetch(c, bus);  // padding byte
   push(c, bus, (uint8_t)(c.pc >> 8));
   push(c, bus, (uint8_t)c.pc, false);
-  push(c, bus, c.p, false);
+  push(c, bus, status(c), false);
   c.p |= flag::I;
   uint16_t lo = read(c, bus, 0xFFFE);
   uint16_t hi = read(c, bus, 0xFFFF);
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
-template <class Bus>
-CULE_OP void jsr(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void jsr(Regs& c, Bus& bus) {
   const uint16_t lo = fetch(c, bus);
   stack_pad_read(c, bus);
   push(c, bus, (uint8_t)(c.pc >> 8));  // pushes the address of the high byte
@@ -403,8 +495,8 @@ CULE_OP void jsr(Cpu6507& c, Bus& bus) {
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
-template <class Bus>
-CULE_OP void rts(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void rts(Regs& c, Bus& bus) {
   stack_pad_read(c, bus);
   uint16_t lo = pull(c, bus);
   uint16_t hi = pull(c, bus);
@@ -412,8 +504,8 @@ CULE_OP void rts(Cpu6507& c, Bus& bus) {
   read(c, bus, c.pc++);  // skip the byte JSR's pushed address points at (not this instruction's byte)
 }
 
-template <class Bus>
-CULE_OP void rti(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void rti(Regs& c, Bus& bus) {
   stack_pad_read(c, bus);
   load_status(c, pull(c, bus));
   uint16_t lo = pull(c, bus);
@@ -421,8 +513,8 @@ CULE_OP void rti(Cpu6507& c, Bus& bus) {
   c.pc = (uint16_t)(lo | (hi << 8));
 }
 
-template <class Bus>
-CULE_OP void jmp_indirect(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void jmp_indirect(Regs& c, Bus& bus) {
   const uint16_t pointer = fetch_word(c, bus);
   // The NMOS bug: the high byte comes from the start of the pointer's page.
   const uint16_t hi_at = (pointer & 0xFF) == 0xFF ? (uint16_t)(pointer & 0xFF00) : (uint16_t)(pointer + 1);
@@ -432,8 +524,8 @@ CULE_OP void jmp_indirect(Cpu6507& c, Bus& bus) {
 }
 
 // A JAM opcode ($02 $12 ... $F2): the CPU stays dead until reset.
-template <class Bus>
-CULE_OP void jam(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void jam(Regs& c, Bus& bus) {
   c.jammed = 1;
   bus.jam();
 }
@@ -451,8 +543,8 @@ CULE_OP void jam(Cpu6507& c, Bus& bus) {
 
 // Executes one instruction. A jammed CPU does nothing and charges no cycles:
 // the callers' loops stop at bus.jam() and never step it.
-template <class Bus>
-CULE_OP void step(Cpu6507& c, Bus& bus) {
+template <class Regs, class Bus>
+CULE_OP void step(Regs& c, Bus& bus) {
   using M = Mode;
   using R = ReadOp;
   using S = StoreOp;

@@ -578,8 +578,34 @@ CULE_HOT void run_outside_window(Machine& m, Cpu6507& c, ConsoleBus<Cart>& bus) 
   bus.continue_from(step_outside_window(bus));
   copy_registers(c, m.cpu);
 }
+template <class Cart>
+CULE_HOT void run_outside_window(Machine& m, cpu::LazyFlags& c, ConsoleBus<Cart>& bus) {
+  copy_registers(m.cpu, cpu::plain_of(c));
+  bus.continue_from(step_outside_window(bus));
+  copy_registers(c, m.cpu);
+  cpu::load_status(c, c.p);
+}
+
+// The frame loop's registers: in the host's threaded loop with C, N and Z
+// apart from P (cpu::LazyFlags), elsewhere with P whole.
+template <bool kLazy>
+struct LoopRegisters {
+  using type = Cpu6507;
+  CULE_HOT static Cpu6507 of(const Cpu6507& c) { return c; }
+};
+template <>
+struct LoopRegisters<true> {
+  using type = cpu::LazyFlags;
+  CULE_HOT static cpu::LazyFlags of(const Cpu6507& c) { return cpu::lazy_of(c); }
+};
 
 #if !CULE_DEVICE_CODE
+// ASL, ROL, LSR, ROR, DEC and INC at an absolute address, plain or
+// X-indexed ($0E, $1E ... $7E, $CE, $DE, $EE, $FE).
+constexpr bool modifies_absolute(uint8_t opcode) {
+  return (opcode & 0x0F) == 0x0E && ((opcode >> 4) < 0x8 || (opcode >> 4) > 0xB);
+}
+
 // An opcode's base cycles, as opcodes.inc lists them.
 constexpr uint8_t base_cycles(uint8_t opcode) {
   switch (opcode) {
@@ -594,8 +620,8 @@ constexpr uint8_t base_cycles(uint8_t opcode) {
 // The label of store `code` to TIA register W (CodeMap::kTiaStores): the
 // store's operand bytes are skipped, not read, since the map holds what they
 // say; a frame being recorded takes the store as usual.
-template <int W, uint8_t code, cpu::Mode M, cpu::StoreOp op, class Bus>
-CULE_HOT void store_to_tia(Cpu6507& c, Bus& bus) {
+template <int W, uint8_t code, cpu::Mode M, cpu::StoreOp op, class Regs, class Bus>
+CULE_HOT void store_to_tia(Regs& c, Bus& bus) {
   bus.tick(base_cycles(code));
   if (CULE_UNLIKELY(bus.recorder != nullptr)) return cpu::store_op<M, op>(c, bus);
   c.pc = (uint16_t)(c.pc + (M == cpu::Mode::Zp ? 1 : 2));
@@ -659,7 +685,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   m.stop = 0;
   if (recorder) recorder->begin(m.tia);
   // The CPU's registers, too, are copied out of m for the loop (see ConsoleBus).
-  Cpu6507 c = m.cpu;
+  using Registers = LoopRegisters<CULE_THREADED_DISPATCH && ConsoleBus<Cart>::kHasCodeWindow>;
+  typename Registers::type c = Registers::of(m.cpu);
   CodeWindow<Cart> bus{m, rom, recorder ? nullptr : current_buffer(m, buffers), recorder};
 #ifdef CULE_TRACE_FRAME  // the SIMT model's hooks (benchmarks/simt_driver.cpp); compiled out otherwise
   CULE_TRACE_FRAME();
@@ -703,12 +730,15 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       // back as 64 for the map's index: a load wider than the store before
       // it, which store-to-load forwarding cannot serve, in 145-162 of the
       // 392 labels. The empty asm keeps it a 32-bit value (ms_pacman: 11%
-      // less CPU time, docs/benchmarks.md). The other loops had no such
-      // load, and in 2K's the asm cost registers (pong 7% slower).
+      // less CPU time, docs/benchmarks.md). In 2K's and 4K's loops only the
+      // read-modify-writes at absolute addresses had such a load; in all of
+      // 2K's labels the asm cost registers (pong 7% slower), so there it
+      // stands in those labels alone (kWidePc, redefined in each label).
       // tests/test_dispatch_build.py looks for wide reloads in every loop.
       // The goto after the wide branch is dead there; written as an else, it
       // changed the scheduling of those loops, which were timed as they are.
-      constexpr bool kWidePc = Cart::kRomBytes > 0x1000 && !CodeMap<Cart>::kPaged;
+      constexpr bool kWideLoop = Cart::kRomBytes > 0x1000 && !CodeMap<Cart>::kPaged;
+      constexpr bool kWidePc = kWideLoop;
       // With a code map the fetch's one load also tests the window (CodeMap).
       // E0 keeps the compare before it: without, g++ packed the 6507's
       // registers into one and sent every label through one shared jump.
@@ -732,12 +762,14 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       CULE_DISPATCH();
 // The fetch through the map left the data bus as it was (a kOutside fetch
 // must); the label, which knows its opcode, puts it there.
-#define CULE_OPCODE(code, cycles, ...)                        \
-  op_##code:                                                  \
-  if constexpr (CodeMap<Cart>::kUsed) bus.data_bus = code;    \
-  bus.tick(cycles);                                           \
-  __VA_ARGS__;                                                \
-  CULE_NEXT();
+#define CULE_OPCODE(code, cycles, ...)                                                     \
+  op_##code : {                                                                            \
+    constexpr bool kWidePc = kWideLoop || (!CodeMap<Cart>::kPaged && modifies_absolute(code)); \
+    if constexpr (CodeMap<Cart>::kUsed) bus.data_bus = code;                               \
+    bus.tick(cycles);                                                                      \
+    __VA_ARGS__;                                                                           \
+    CULE_NEXT();                                                                           \
+  }
 #include "chips/opcodes.inc"
 #undef CULE_OPCODE
 #define CULE_TIA_STORE_LABEL(w, k, code, mode, op)    \
@@ -770,7 +802,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
   }
 #undef CULE_INSTRUCTION_DONE
   bus.write_back();
-  m.cpu = c;
+  m.cpu = cpu::plain_of(c);
   tia::settle(m.tia, bus.frame, bus.due);
   m.tia.current_scanline = (int32_t)tia::scanlines(m.tia, m.cycles);
   const bool grey = m.tia.partial_frame && !m.tia.frame_greyed;

@@ -50,13 +50,20 @@ Registers registers_of(const Cpu6507& c) { return Registers{c.pc, c.sp, c.a, c.x
 // One instruction on a flat 64 KiB memory, modified in place. Returns the
 // registers after it, the cycles it took, every bus access in order as
 // (address, value, is_write), and whether it jammed the CPU.
-py::tuple cpu_step_flat(Memory memory, const Registers& regs) {
+// lazy_flags: through the registers of the host's threaded loop (cpu::LazyFlags).
+py::tuple cpu_step_flat(Memory memory, const Registers& regs, bool lazy_flags) {
   Cpu6507 cpu = make_cpu(regs);
   cule::BusAccess log[16];
   FlatBus bus{flat_memory(memory)};
   bus.log = log;
   bus.log_capacity = 16;
-  cule::cpu::step(cpu, bus);
+  if (lazy_flags) {
+    cule::cpu::LazyFlags lazy = cule::cpu::lazy_of(cpu);
+    cule::cpu::step(lazy, bus);
+    cpu = cule::cpu::plain_of(lazy);
+  } else {
+    cule::cpu::step(cpu, bus);
+  }
   py::list accesses;
   for (uint32_t i = 0; i < bus.log_size && i < bus.log_capacity; ++i)
     accesses.append(py::make_tuple(log[i].address, log[i].value, (bool)log[i].is_write));
@@ -77,10 +84,11 @@ py::tuple cpu_run_flat(Memory memory, int pc, uint64_t max_instructions) {
 
 // The 6507 alone on a flat bus (the CPU tests).
 void bind_cpu(py::module_& m) {
-  m.def("cpu_step_flat", &cpu_step_flat, py::arg("memory"), py::arg("registers"),
+  m.def("cpu_step_flat", &cpu_step_flat, py::arg("memory"), py::arg("registers"), py::arg("lazy_flags") = false,
         "Run one 6507 instruction on a flat 64 KiB memory (modified in place).\n"
         "registers = (pc, s, a, x, y, p). Returns (registers, cycles, accesses, jammed),\n"
-        "accesses being (address, value, is_write) in bus order.");
+        "accesses being (address, value, is_write) in bus order. lazy_flags: run it on the registers\n"
+        "of the host's frame loop, which keep C, N and Z apart from P.");
   m.def("cpu_run_flat", &cpu_run_flat, py::arg("memory"), py::arg("pc"), py::arg("max_instructions"),
         "Run from pc on a flat 64 KiB memory until an instruction jumps to itself.\n"
         "Returns (pc, instructions, cycles, trapped, jammed).");
