@@ -1,5 +1,6 @@
 """gymnasium.make("cule/<Game>-v5") and make_vec against ale-py's ALE/<Game>-v5, step by step, and gymnasium's own
 env checker."""
+import pickle
 import warnings
 
 import ale_py
@@ -15,11 +16,17 @@ gymnasium.register_envs(ale_py)
 
 
 def test_the_registry_holds_every_game_ale_py_registers():
-    ours = {k.split("/", 1)[1] for k in gymnasium.registry if k.startswith("cule/")}
+    ours = {k.split("/", 1)[1] for k in gymnasium.registry if k.startswith("cule/") and k.endswith("-v5")}
     theirs = {k.split("/", 1)[1] for k in gymnasium.registry if k.startswith("ALE/") and k.endswith("-v5")}
     assert ours == theirs and len(ours) == 104
     spec = gymnasium.spec("cule/MsPacman-v5")
     assert spec.kwargs == {**gymnasium.spec("ALE/MsPacman-v5").kwargs}
+    # the ids of cleanrl's and Stable-Baselines3's scripts: ale-py's 62, with their settings, and the other games
+    v4 = {k for k in gymnasium.registry if k.endswith("NoFrameskip-v4") and "/" not in k}
+    assert len(v4) == 62
+    for name in v4:
+        assert gymnasium.spec(f"cule/{name}").kwargs == gymnasium.spec(name).kwargs, name
+    assert len([k for k in gymnasium.registry if k.startswith("cule/") and k.endswith("NoFrameskip-v4")]) == 104
 
 
 @pytest.mark.parametrize("name,obs_type,seed", [("Pong", "rgb", 11), ("Breakout", "rgb", 11),
@@ -108,3 +115,141 @@ def test_step_before_reset_and_bad_actions_raise():
     with pytest.raises(ValueError, match="not in Discrete"):
         env.step(6)
     env.close()
+
+
+# gymnasium's AtariPreprocessing steps a frameskip-1 env, reads lives and screens from env.unwrapped.ale between
+# frames and draws its no-ops from env.unwrapped.np_random, so everything it sees must be ale-py's.
+@pytest.mark.parametrize("name,kwargs", [
+    ("Pong", {}),
+    ("Breakout", dict(terminal_on_life_loss=True, grayscale_obs=False)),
+    ("MsPacman", dict(screen_size=64, scale_obs=True, noop_max=10)),
+])
+def test_gymnasiums_atari_preprocessing_over_cule_equals_over_ale_py(name, kwargs):
+    from gymnasium.wrappers import AtariPreprocessing
+    ours, theirs = (AtariPreprocessing(gymnasium.make(f"{ns}/{name}-v5", frameskip=1), **kwargs)
+                    for ns in ("cule", "ALE"))
+    rng = np.random.default_rng(1)
+    a, b = ours.reset(seed=5), theirs.reset(seed=5)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1] == b[1]  # lives, frame counters and the seeds ale-py reports
+    episodes = 1
+    for t in range(700):
+        action = int(rng.integers(ours.action_space.n))
+        a, b = ours.step(action), theirs.step(action)
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"{name} step {t}")
+        assert a[1:] == b[1:], (name, t, a[1:], b[1:])
+        if a[2] or a[3]:
+            episodes += 1
+            a, b = ours.reset(), theirs.reset()
+            np.testing.assert_array_equal(a[0], b[0])
+    assert episodes >= (4 if "terminal_on_life_loss" in kwargs else 1)
+    ours.close()
+    theirs.close()
+
+
+def test_stable_baselines3_atari_wrapper_over_no_frameskip_v4_equals_ale_py():
+    # cleanrl's Atari scripts: gym.make("<Game>NoFrameskip-v4") under these wrappers (no-op and FIRE starts,
+    # frame skip with max-pooling, a life as an episode, 84x84 grey frames by OpenCV, clipped rewards)
+    from stable_baselines3.common.atari_wrappers import AtariWrapper
+    ours, theirs = (AtariWrapper(gymnasium.make(f"{ns}BreakoutNoFrameskip-v4")) for ns in ("cule/", ""))
+    rng = np.random.default_rng(2)
+    a, b = ours.reset(seed=9), theirs.reset(seed=9)
+    np.testing.assert_array_equal(a[0], b[0])
+    lives_lost = 0
+    for t in range(600):
+        action = int(rng.integers(ours.action_space.n))
+        a, b = ours.step(action), theirs.step(action)
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"step {t}")
+        assert a[1:4] == b[1:4] and a[4]["lives"] == b[4]["lives"], (t, a[1:], b[1:])
+        if a[2] or a[3]:
+            lives_lost += 1
+            a, b = ours.reset(), theirs.reset()
+            np.testing.assert_array_equal(a[0], b[0])
+    assert lives_lost >= 4
+    ours.close()
+    theirs.close()
+
+
+def test_ale_view_reads_what_ale_pys_interface_reads():
+    ours, theirs = (gymnasium.make(f"{ns}/Breakout-v5", max_num_frames_per_episode=1000).unwrapped
+                    for ns in ("cule", "ALE"))
+    mine, ale = ours.ale, theirs.ale
+    rng = np.random.default_rng(4)
+    ours.reset(seed=3), theirs.reset(seed=3)
+    np.testing.assert_array_equal(mine.getMinimalActionSet(), [a.value for a in ale.getMinimalActionSet()])
+    np.testing.assert_array_equal(mine.getLegalActionSet(), [a.value for a in ale.getLegalActionSet()])
+    ended = truncated = False
+    for t in range(600):
+        action = int(rng.integers(ours.action_space.n))
+        ours.step(action), theirs.step(action)
+        assert (mine.lives(), mine.getFrameNumber(), mine.getEpisodeFrameNumber()) == \
+               (ale.lives(), ale.getFrameNumber(), ale.getEpisodeFrameNumber()), t
+        assert (mine.game_over(), mine.game_over(with_truncation=False), mine.game_truncated()) == \
+               (ale.game_over(), ale.game_over(with_truncation=False), ale.game_truncated()), t
+        ended |= mine.game_over(with_truncation=False)
+        truncated |= mine.game_truncated()
+        if t % 50 == 0:
+            np.testing.assert_array_equal(mine.getRAM(), ale.getRAM())
+            for read in ("getScreen", "getScreenRGB", "getScreenGrayscale"):
+                expected = getattr(ale, read)()
+                np.testing.assert_array_equal(getattr(mine, read)(), expected, err_msg=f"{read} at {t}")
+                buffer = np.zeros_like(expected)
+                assert getattr(mine, read)(buffer) is None
+                np.testing.assert_array_equal(buffer, expected, err_msg=f"{read} into a buffer at {t}")
+        if mine.game_over():
+            ours.reset(), theirs.reset()
+    assert ended and truncated
+    with pytest.raises(ValueError, match="uint8 numpy array of 100800"):
+        mine.getScreenRGB(np.zeros((210, 160), np.uint8))
+    ours.close()
+    theirs.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        mine.lives()
+
+
+@pytest.mark.parametrize("full_action_space", [False, True])
+def test_keys_to_action_are_ale_pys_for_every_game(full_action_space):
+    for game in cule.list_games():
+        ours = cule.AtariEnv(game, full_action_space=full_action_space)
+        theirs = ale_py.AtariEnv(game, full_action_space=full_action_space)
+        assert ours.get_keys_to_action() == theirs.get_keys_to_action(), game
+        ours.close()
+        theirs.close()
+
+
+def test_clone_and_restore_state_replay_the_same_steps():
+    env = gymnasium.make("cule/Breakout-v5").unwrapped  # sticky actions 0.25
+    env.reset(seed=1)
+    actions = np.random.default_rng(5).integers(env.action_space.n, size=80)
+    for a in actions[:30]:
+        env.step(int(a))
+    with_rng, without = env.clone_state(include_rng=True), env.ale.cloneState()
+    first = [env.step(int(a)) for a in actions[30:]]
+    env.restore_state(pickle.loads(pickle.dumps(with_rng)))  # rows pickle, as ale-py's ALEState does
+    again = [env.step(int(a)) for a in actions[30:]]
+    for x, y in zip(first, again):
+        np.testing.assert_array_equal(x[0], y[0])
+        assert x[1:] == y[1:]
+    env.ale.restoreState(without)  # the console goes back, the sticky-action RNG goes on from where it is
+    assert env.ale.getFrameNumber() == first[0][4]["frame_number"] - 4
+    other = gymnasium.make("cule/Pong-v5").unwrapped
+    other.reset(seed=0)
+    with pytest.raises(cule.StateError):
+        env.restore_state(other.clone_state())
+    broken = with_rng.copy()
+    broken[len(broken) // 2] ^= 0xFF
+    with pytest.raises(cule.StateError):
+        env.restore_state(broken)
+    env.restore_state(with_rng)  # still whole: the refused rows changed nothing
+    assert env.step(int(actions[30]))[4] == first[0][4]
+    env.close()
+    other.close()
+
+
+def test_render_without_a_render_mode_raises_as_ale_pys():
+    for ns in ("cule", "ALE"):
+        env = gymnasium.make(f"{ns}/Pong-v5", disable_env_checker=True).unwrapped
+        env.reset(seed=0)
+        with pytest.raises(gymnasium.error.Error, match="render"):
+            env.render()
+        env.close()

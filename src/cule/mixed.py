@@ -212,8 +212,8 @@ class MixedBackend(Backend):
         height = max(s.shape[1] for s in screens)
         return torch.cat([torch.nn.functional.pad(s, (0, 0, 0, height - s.shape[1])) for s in screens])
 
-    def lives(self):
-        return torch.cat([p.lives() for p in self.parts])
+    def last_output(self, name):
+        return torch.cat([p.last_output(name) for p in self.parts])
 
     def ram(self):
         return torch.cat([p.ram() for p in self.parts])

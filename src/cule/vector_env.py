@@ -262,7 +262,7 @@ class AtariVectorEnv(VectorEnv):
 
     def lives(self) -> torch.Tensor:
         """Lives, int32 [N], as ALEInterface.lives()."""
-        return self._drained().lives()
+        return self._drained().last_output("lives")
 
     def get_action_set(self) -> np.ndarray:
         """ALE action ids of the action indices."""

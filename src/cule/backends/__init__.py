@@ -18,9 +18,9 @@ over the CPU backend, the launch shim and, on a GPU, CUDA):
   Actions already on a GPU are checked there, without waiting for the
   device: one outside the action set is played as NOOP and reported by
   ``check_deferred`` at the next reset, a call that synchronises anyway.
-- **Raw reads** (``screens``, ``lives``, ``ram``) synchronise and copy no
-  more than they return: ``lives`` is the last step's (or reset's), as the
-  step's ``info["lives"]`` gave it.
+- **Raw reads** (``screens``, ``last_output``, ``ram``) synchronise and copy
+  no more than they return: ``last_output`` is the last step's (or reset's),
+  as the step's ``info`` gave it.
 - **Resets** run ALE's reset sequence, or (``start_cache``) start from a
   state recorded at the last seeded reset, the same on every backend: one
   builder records the start states (``Emulator.prepare_start_cache``, on the
@@ -127,8 +127,9 @@ class Backend(abc.ABC):
         """Palette indices, uint8 [N, H, 160], of every environment's last frame."""
 
     @abc.abstractmethod
-    def lives(self) -> torch.Tensor:
-        """Lives, int32 [N], as the last step or reset reported them."""
+    def last_output(self, name: str) -> torch.Tensor:
+        """Output `name` (cule._core.step_outputs: lives, frame counters, terminated, ...) of every environment,
+        [N] of its dtype, as the last step or reset (or a restored state) reported it."""
 
     @abc.abstractmethod
     def ram(self) -> torch.Tensor:

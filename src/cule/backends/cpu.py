@@ -70,8 +70,8 @@ class CpuBackend(Backend):
     def screens(self):
         return torch.from_numpy(self.emulator.observe()[0])
 
-    def lives(self):
-        return torch.from_numpy(result_column(self.emulator.arrays()["results"], "lives"))
+    def last_output(self, name):
+        return torch.from_numpy(result_column(self.emulator.arrays()["results"], name))
 
     def ram(self):
         return torch.from_numpy(self.emulator.ram_rows(np.arange(self.emulator.num_envs, dtype=np.int32)))

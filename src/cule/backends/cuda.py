@@ -456,8 +456,8 @@ class CudaBackend(Backend):
         self._sync_host(ARRAY.machines, ARRAY.buffers)  # the consoles say which of the two buffers is the last frame
         return torch.from_numpy(self.emulator.observe()[0]).to(self.device)
 
-    def lives(self):
-        return result_column(self.arrays[ARRAY.results], "lives")  # on the device: no copy to the host
+    def last_output(self, name):
+        return result_column(self.arrays[ARRAY.results], name)  # on the device: no copy to the host
 
     def ram(self):
         self._sync_host(ARRAY.machines)
