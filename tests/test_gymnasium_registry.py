@@ -37,26 +37,38 @@ def test_make_equals_ale_py_step_for_step(name, obs_type, seed):
     theirs = gymnasium.make(f"ALE/{name}-v5", obs_type=obs_type, render_mode="rgb_array")
     assert ours.observation_space == theirs.observation_space and ours.action_space == theirs.action_space
     assert ours.unwrapped.get_action_meanings() == theirs.unwrapped.get_action_meanings()
-    rng = np.random.default_rng(7)
+    def also(t, a, b):
+        assert type(a[1]) is float
+        if t % 97 == 0:
+            np.testing.assert_array_equal(ours.render(), theirs.render())
+
+    # an unseeded reset keeps the console and its RNG, as ale-py's
+    _side_by_side(ours, theirs, seed=seed, steps=600, actions_seed=7, reset_at=300, also=also)
+    ours.close()
+    theirs.close()
+
+
+def _side_by_side(ours, theirs, *, seed, steps, actions_seed, reset_at=None, also=None) -> int:
+    """Resets both envs with `seed` and steps them with the same random actions, asserting the same observation,
+    reward, terminated, truncated and info every step (and `also(t, ours' step, theirs')`); an ended episode, or
+    step `reset_at`, resets both without a seed. Returns how many episodes ended."""
+    rng = np.random.default_rng(actions_seed)
     a, b = ours.reset(seed=seed), theirs.reset(seed=seed)
     np.testing.assert_array_equal(a[0], b[0])
     assert a[1] == {k: b[1][k] for k in a[1]}
-    episodes = 1
-    for t in range(600):
+    ended = 0
+    for t in range(steps):
         action = int(rng.integers(ours.action_space.n))
         a, b = ours.step(action), theirs.step(action)
-        np.testing.assert_array_equal(a[0], b[0], err_msg=f"{name} step {t}")
-        assert a[1:4] == b[1:4] and type(a[1]) is float, (name, t, a[1:4], b[1:4])
-        assert a[4] == b[4], (name, t)
-        if t % 97 == 0:
-            np.testing.assert_array_equal(ours.render(), theirs.render())
-        if a[2] or a[3] or t == 300:  # an unseeded reset keeps the console and its RNG, as ale-py's
-            episodes += 1
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"step {t}")
+        assert a[1:] == b[1:], (t, a[1:], b[1:])
+        if also:
+            also(t, a, b)
+        ended += bool(a[2] or a[3])
+        if a[2] or a[3] or t == reset_at:
             a, b = ours.reset(), theirs.reset()
-            np.testing.assert_array_equal(a[0], b[0])
-    assert episodes >= 2
-    ours.close()
-    theirs.close()
+            np.testing.assert_array_equal(a[0], b[0], err_msg=f"reset after step {t}")
+    return ended
 
 
 def test_make_vec_gives_cule_vector_env_equal_to_ale_pys():
@@ -128,21 +140,8 @@ def test_gymnasiums_atari_preprocessing_over_cule_equals_over_ale_py(name, kwarg
     from gymnasium.wrappers import AtariPreprocessing
     ours, theirs = (AtariPreprocessing(gymnasium.make(f"{ns}/{name}-v5", frameskip=1), **kwargs)
                     for ns in ("cule", "ALE"))
-    rng = np.random.default_rng(1)
-    a, b = ours.reset(seed=5), theirs.reset(seed=5)
-    np.testing.assert_array_equal(a[0], b[0])
-    assert a[1] == b[1]  # lives, frame counters and the seeds ale-py reports
-    episodes = 1
-    for t in range(700):
-        action = int(rng.integers(ours.action_space.n))
-        a, b = ours.step(action), theirs.step(action)
-        np.testing.assert_array_equal(a[0], b[0], err_msg=f"{name} step {t}")
-        assert a[1:] == b[1:], (name, t, a[1:], b[1:])
-        if a[2] or a[3]:
-            episodes += 1
-            a, b = ours.reset(), theirs.reset()
-            np.testing.assert_array_equal(a[0], b[0])
-    assert episodes >= (4 if "terminal_on_life_loss" in kwargs else 1)
+    ended = _side_by_side(ours, theirs, seed=5, steps=700, actions_seed=1)
+    assert ended >= (4 if "terminal_on_life_loss" in kwargs else 0)
     ours.close()
     theirs.close()
 
@@ -152,20 +151,7 @@ def test_stable_baselines3_atari_wrapper_over_no_frameskip_v4_equals_ale_py():
     # frame skip with max-pooling, a life as an episode, 84x84 grey frames by OpenCV, clipped rewards)
     from stable_baselines3.common.atari_wrappers import AtariWrapper
     ours, theirs = (AtariWrapper(gymnasium.make(f"{ns}BreakoutNoFrameskip-v4")) for ns in ("cule/", ""))
-    rng = np.random.default_rng(2)
-    a, b = ours.reset(seed=9), theirs.reset(seed=9)
-    np.testing.assert_array_equal(a[0], b[0])
-    lives_lost = 0
-    for t in range(600):
-        action = int(rng.integers(ours.action_space.n))
-        a, b = ours.step(action), theirs.step(action)
-        np.testing.assert_array_equal(a[0], b[0], err_msg=f"step {t}")
-        assert a[1:4] == b[1:4] and a[4]["lives"] == b[4]["lives"], (t, a[1:], b[1:])
-        if a[2] or a[3]:
-            lives_lost += 1
-            a, b = ours.reset(), theirs.reset()
-            np.testing.assert_array_equal(a[0], b[0])
-    assert lives_lost >= 4
+    assert _side_by_side(ours, theirs, seed=9, steps=600, actions_seed=2) >= 4  # a life lost ends an episode
     ours.close()
     theirs.close()
 

@@ -28,7 +28,7 @@ class CpuBackend(Backend):
             if not actions.is_cpu:  # "cpu" and "cpu:0" alike
                 raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
                                  f"move them with .to({str(self.device)!r})")
-            actions = actions.numpy()
+            actions = actions.detach().numpy()  # a float tensor that requires grad gets the dtype error below
         else:
             actions = np.asarray(actions)
         n = len(self.action_set)

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 import cule
-from cule.benchmarks import adapters, add_output_dir, pyplot
+from cule.benchmarks import adapters, add_output_dir, check_games, pyplot
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 SCALE_ENVS = [256, 1024]
@@ -145,6 +145,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.output_dir)
     if args.replot:
+        if not (out / "fps.json").exists():
+            parser.error(f"--replot: {out / 'fps.json'} does not exist; run the benchmark into --output-dir first")
         with open(out / "fps.json") as f:
             plot(json.load(f)["rows"], out / "fps.png", parser)
         return
@@ -154,8 +156,11 @@ def main() -> None:
 
     if args.scale:
         args.envs = sorted(set(args.envs) | set(SCALE_ENVS))
-    if args.repeats < 1 or args.draw < 0:
-        parser.error("--repeats must be at least 1 and --draw at least 0")
+    if args.repeats < 1 or args.steps < 1 or args.draw < 0 or min(args.envs) < 1:
+        parser.error("--repeats, --steps and --envs must be at least 1 and --draw at least 0")
+    check_games(parser, args.games)
+    if args.draw > len(set(cule.list_games()) - set(args.games)):
+        parser.error(f"--draw {args.draw}: there are {len(cule.list_games())} games, --games among them")
     drawn = drawn_games(args.draw, args.seed, args.games) if args.draw else []
     rows = []
     print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} "

@@ -317,6 +317,8 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.replot:
+        if not (out / "sweep.csv").exists():
+            parser.error(f"--replot: {out / 'sweep.csv'} does not exist; run the sweep into --output-dir first")
         return report(read_csv(out / "sweep.csv"), out, read_csv(out / "games.csv") if (out / "games.csv").exists() else [])
 
     backends = []
@@ -325,6 +327,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{b:11s} {'ok' if why is None else 'skipped: ' + why}")
         if why is None:
             backends.append(b)
+    if not backends:
+        parser.error(f"none of the backends asked for ({', '.join(args.backends)}) can run here: see above")
     net_device = torch.device(args.net_device)
     plan = [(b, g, m, n) for m in modes for n in envs for g in games for b in backends
             if not (b == "ale-loop" and n > args.loop_max_envs)]

@@ -60,7 +60,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cule.benchmarks import add_output_dir
+from cule.benchmarks import add_output_dir, check_games
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders", "seaquest"]
 
@@ -415,6 +415,7 @@ def main() -> None:
         parser.error("--llc-mb needs a power of two (cachegrind's cache sets)")
     if shutil.which("valgrind") is None:
         parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
+    check_games(parser, args.games)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.threads:

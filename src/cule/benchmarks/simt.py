@@ -74,6 +74,8 @@ def build(game: str, cart: str, cache: Path, options: tuple = ("-O2",)) -> Path:
     binary = cache / f"simt-{game}-{digest.hexdigest()[:16]}"
     if not binary.exists():
         cache.mkdir(parents=True, exist_ok=True)
+        print(f"compiling the driver for {game} ({' '.join(options)}; several minutes on 2 cores, kept in {cache})",
+              flush=True)
         done = subprocess.run([CXX, *flags, str(DRIVER), "-o", str(binary)], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"compiling the SIMT driver for {game} failed:\n{done.stderr[-3000:]}")

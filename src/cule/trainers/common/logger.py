@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import os
 import time
 from pathlib import Path
 
@@ -65,8 +66,9 @@ class Logger:
         if enabled:
             try:
                 from tqdm import tqdm
+                # TQDM_DISABLE read now: tqdm reads it once, at its import, which may come before it is set
                 self._bar = tqdm(total=total_frames, initial=start_frames, unit="frame", unit_scale=True,
-                                 dynamic_ncols=True)
+                                 dynamic_ncols=True, disable=os.environ.get("TQDM_DISABLE", "") not in ("", "0"))
             except ImportError:
                 pass
 
