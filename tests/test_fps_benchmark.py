@@ -36,3 +36,23 @@ def test_gymnasium_comparison_writes_its_rows(tmp_path):
     [row] = data["rows"]
     assert row["kind"] == "gymnasium" and row["game"] == "pong" and row["envs"] == 1
     assert row["cpu_ratio"] == pytest.approx(row["ale_cpu_us"] / row["cule_cpu_us"])
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--games", "pong", "pongg"], "Unknown game 'pongg'. Did you mean 'pong'"),
+    (["--steps", "0"], "--steps and --envs must be at least 1"),
+    (["--draw", "200"], "--draw 200: there are 104 games"),
+    (["--replot"], "fps.json does not exist"),
+])
+def test_bad_arguments_stop_before_anything_is_measured(flags, message, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", *flags, "--output-dir", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""  # no row was measured
+
+
+def test_an_output_dir_that_cannot_be_made_stops_at_once(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", "--games", "pong", "--output-dir",
+                           str(tmp_path / "a_file" / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "cannot make the folder" in done.stderr and done.stdout == ""

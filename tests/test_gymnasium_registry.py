@@ -239,3 +239,32 @@ def test_render_without_a_render_mode_raises_as_ale_pys():
         with pytest.raises(gymnasium.error.Error, match="render"):
             env.render()
         env.close()
+
+
+def test_numpy_outputs_run_under_gymnasiums_vector_wrappers_as_ale_pys():
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+    ours, theirs = (RecordEpisodeStatistics(gymnasium.make_vec(f"{ns}/Breakout-v5", num_envs=3,
+                                                               max_num_frames_per_episode=600, **kwargs))
+                    for ns, kwargs in (("cule", dict(outputs="numpy")), ("ALE", {})))
+    a, b = ours.reset(seed=2), theirs.reset(seed=2)
+    assert type(a[0]) is np.ndarray and all(type(v) is np.ndarray for v in a[1].values())
+    np.testing.assert_array_equal(a[0], b[0])
+    rng = np.random.default_rng(3)
+    episodes = 0
+    for t in range(400):
+        actions = rng.integers(ours.single_action_space.n, size=3)
+        a, b = ours.step(actions), theirs.step(actions)
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"step {t}")
+        for i in (1, 2, 3):
+            np.testing.assert_array_equal(a[i], b[i], err_msg=f"step {t} output {i}")
+        assert ("episode" in a[4]) == ("episode" in b[4]), t
+        if "episode" in a[4]:
+            episodes += int(a[4]["_episode"].sum())
+            np.testing.assert_array_equal(a[4]["_episode"], b[4]["_episode"])
+            for key in ("r", "l"):  # returns and lengths ("t" is each env's wall clock)
+                np.testing.assert_array_equal(a[4]["episode"][key], b[4]["episode"][key], err_msg=f"{key} at {t}")
+    assert episodes >= 3
+    ours.close()
+    theirs.close()
+    with pytest.raises(ValueError, match="outputs must be 'torch' or 'numpy'"):
+        cule.AtariVectorEnv("pong", 2, outputs="np")

@@ -1,6 +1,7 @@
 """Trainers: learning a sanity task, a smoke run on a real game, checkpoints and --resume."""
 import csv
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -354,3 +355,31 @@ def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
     played.clear()
     train(Args(**args, output_dir=str(tmp_path / "quiet"), quiet=True))
     assert played == [] and not (tmp_path / "quiet" / "tests.csv").exists()
+
+
+@pytest.mark.parametrize("module,flags,message", [
+    ("ppo", ["--num-steps", "0"], "--num-steps must be at least 1, got 0"),
+    ("ppo", ["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
+    ("a2c_vtrace", ["--num-envs", "-1"], "--num-envs must be at least 1, got -1"),
+    ("rainbow", ["--n-step", "0"], "--n-step must be at least 1"),
+    ("rainbow", ["--atoms", "1"], "--atoms must be at least 2"),
+    ("rainbow", ["--v-min", "10", "--v-max", "-10"], "--v-min \\(10.0\\) must be below --v-max"),
+])
+def test_bad_counts_stop_before_the_run_with_one_line(module, flags, message, tmp_path, capsys):
+    import importlib
+
+    from cule.trainers.common.args import parse
+    with pytest.raises(SystemExit) as stop:
+        parse(importlib.import_module(f"cule.trainers.{module}").Args, [*flags, "--output-dir", str(tmp_path)])
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not any(tmp_path.iterdir())  # nothing ran
+
+
+def test_a_new_run_over_an_old_one_says_it_replaces_it(tmp_path):
+    cmd = [sys.executable, "-m", "cule.trainers.ppo", "--game", "sanity", "--num-envs", "8", "--num-steps", "4",
+           "--total-frames", "64", "--output-dir", str(tmp_path)]
+    first = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert first.returncode == 0 and "replaces" not in first.stderr
+    second = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert second.returncode == 0 and "holds a run's checkpoint: this run replaces it" in second.stderr

@@ -62,6 +62,10 @@ class AtariVectorEnv(VectorEnv):
         use_fire_reset: press FIRE once on reset when FIRE is in the action set.
     cule's own:
         device: torch device of the returned tensors and of the emulator ("cpu", "cuda" or "cuda:N").
+        outputs: "torch" (default) or "numpy": reset() and step() return numpy arrays, info's values too, as
+            ale-py's vector env does, for code and wrappers written for numpy (gymnasium's
+            wrappers.vector.RecordEpisodeStatistics); device "cpu" only, where the arrays are the tensors'
+            memory.
         reset_mode: "ale" runs ALE's whole reset sequence (reset_game, FIRE, no-ops) at every reset, exactly as
             ale-py. "cache" (CuLE's scheme) records ``reset_cache_size`` start states at each seeded reset (entry
             k: ALE's reset followed by k % noop_max no-ops) and starts every episode from one of them, picked at
@@ -80,6 +84,7 @@ class AtariVectorEnv(VectorEnv):
                  img_width: int | None = 84, grayscale: bool = True, stack_num: int = 4, frameskip: int = 4,
                  maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False, life_loss_info: bool = False,
                  reward_clipping: bool = True, use_fire_reset: bool = True, device: str | torch.device = "cpu",
+                 outputs: str = "torch",
                  reset_mode: str = "ale", reset_cache_size: int = 30, mode: int | None = None,
                  difficulty: int | None = None, _gymnasium: bool = False, _shim: bool | int | str = False):
         self.backend = None  # set first: __del__ runs even when a check below raises
@@ -102,6 +107,12 @@ class AtariVectorEnv(VectorEnv):
         self.autoreset_mode = checks.autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.device = checks.checked_device(device)
+        if outputs not in ("torch", "numpy"):
+            raise ValueError(f"outputs must be 'torch' or 'numpy', got {outputs!r}")
+        if outputs == "numpy" and self.device.type != "cpu":
+            raise ValueError(f"outputs='numpy' needs device='cpu' (on {self.device} the results would be copied to "
+                             "the host every step): keep torch outputs there")
+        self._numpy = outputs == "numpy"
         cache_size = int(reset_cache_size) if reset_mode == "cache" else 0
         checks.estimate_memory(int(self.num_envs), int(stack_num), img_height or 250, img_width or 160,
                                1 if grayscale else 3, cache_size)
@@ -337,6 +348,9 @@ class AtariVectorEnv(VectorEnv):
             info["final_obs"] = r.final_obs
         if self._game_of is not None:
             info["game"] = self._game_of[r.env_id.long()]
+        if self._numpy:
+            return r.obs.numpy(), r.rewards.numpy(), r.terminated.numpy(), r.truncated.numpy(), \
+                {k: v.numpy() for k, v in info.items()}
         return r.obs, r.rewards, r.terminated, r.truncated, info
 
     def __del__(self):

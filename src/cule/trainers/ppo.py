@@ -32,11 +32,11 @@ class Args(ActorCriticArgs):
     """PPO on an Atari game, or one agent on several, with cule."""
     game: str = field(default="pong", metadata={"help": MULTI_GAME_HELP})
     output_dir: str = field(default="runs/ppo", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
-    num_steps: int = field(default=128, metadata={"help": "steps per environment per update"})
+    num_steps: int = field(default=128, metadata={"min": 1, "help": "steps per environment per update"})
     anneal_lr: bool = field(default=True, metadata={"help": "decay the learning rate linearly to 0"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    update_epochs: int = field(default=4, metadata={"help": "passes over each rollout (CuLE Table 4)"})
-    num_minibatches: int = field(default=4, metadata={"help": "minibatches per pass (CuLE Table 4)"})
+    update_epochs: int = field(default=4, metadata={"min": 1, "help": "passes over each rollout (CuLE Table 4)"})
+    num_minibatches: int = field(default=4, metadata={"min": 1, "help": "minibatches per pass (CuLE Table 4)"})
     clip_coef: float = field(default=0.1, metadata={"help": "surrogate clipping epsilon"})
     clip_vloss: bool = field(default=True, metadata={"help": "clip the value loss as the policy's"})
 

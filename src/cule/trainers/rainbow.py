@@ -48,7 +48,7 @@ from cule.trainers.common.targets import c51_projection
 class Args(CommonArgs):
     """Rainbow / Ape-X DQN on an Atari game with cule (every part switchable)."""
     output_dir: str = field(default="runs/rainbow", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
-    num_envs: int = field(default=64, metadata={"help": "environments stepped together (the Ape-X actors)"})
+    num_envs: int = field(default=64, metadata={"min": 1, "help": "environments stepped together (the Ape-X actors)"})
     learning_rate: float = field(default=6.25e-5, metadata={"help": "Adam learning rate (Rainbow)"})
     adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (Rainbow)"})
     max_grad_norm: float = field(default=10.0, metadata={"help": "gradient clipping"})
@@ -56,11 +56,11 @@ class Args(CommonArgs):
     # Rainbow's parts
     double: bool = field(default=True, metadata={"help": "double Q-learning: online argmax, target evaluation"})
     dueling: bool = field(default=True, metadata={"help": "dueling value and advantage streams"})
-    atoms: int = field(default=51, metadata={
+    atoms: int = field(default=51, metadata={"min": 2, 
         "help": "C51 atoms of the return distribution; 1: expected values, Huber loss"})
     v_min: float = field(default=-10.0, metadata={"help": "lowest atom of the C51 support"})
     v_max: float = field(default=10.0, metadata={"help": "highest atom of the C51 support"})
-    n_step: int = field(default=3, metadata={"help": "steps of the truncated multi-step return"})
+    n_step: int = field(default=3, metadata={"min": 1, "help": "steps of the truncated multi-step return"})
     prioritized: bool = field(default=True, metadata={"help": "proportional prioritized replay; off: uniform"})
     priority_alpha: float = field(default=0.5, metadata={"help": "priority exponent (Rainbow 0.5, Ape-X 0.6)"})
     priority_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent, annealed linearly to 1"})
@@ -69,7 +69,7 @@ class Args(CommonArgs):
     # replay and learner
     buffer_size: int = field(default=1_000_000, metadata={
         "help": "replay capacity in transitions (7 KB each: one 84x84 frame; pages are used as the ring fills)"})
-    batch_size: int = field(default=32, metadata={"help": "transitions per gradient step"})
+    batch_size: int = field(default=32, metadata={"min": 1, "help": "transitions per gradient step"})
     learning_starts: int = field(default=20_000, metadata={
         "help": "transitions collected (in this process: also after --resume) before learning starts; at most "
                 "half of the run's transitions, so that short runs learn too"})
@@ -91,6 +91,11 @@ class Args(CommonArgs):
     eval_epsilon: float = field(default=0.001, metadata={
         "help": "epsilon of the tests and the final evaluation (noise off)"})
     log_every: int = field(default=50, metadata={"help": "vector steps between log lines"})
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.v_min < self.v_max:
+            raise ValueError(f"--v-min ({self.v_min}) must be below --v-max ({self.v_max})")
 
 
 def apex_epsilons(num_envs: int, epsilon: float, alpha: float) -> torch.Tensor:

@@ -29,4 +29,7 @@ def parse(cls, argv: list[str] | None = None, description: str | None = None):
         else:
             base = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
             parser.add_argument(*names, dest=f.name, type=base, default=default, help=help_text)
-    return cls(**vars(parser.parse_args(argv)))
+    try:
+        return cls(**vars(parser.parse_args(argv)))
+    except ValueError as e:  # the dataclass's own checks (__post_init__): one line, as argparse's
+        parser.error(str(e))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +35,8 @@ MULTI_GAME_HELP = ("ALE game id, or several comma-separated (pong,breakout,boxin
 class CommonArgs:
     """Arguments every trainer takes; a trainer's own Args adds to them (and may change a default)."""
     game: str = field(default="pong", metadata={"help": "ALE game id, or 'sanity' for the tiny on-device check task"})
-    num_envs: int = field(default=256, metadata={"help": "environments in all (CuLE Table 4: 256)"})
-    total_frames: int = field(default=10_000_000, metadata={"help": "raw emulator frames to train for"})
+    num_envs: int = field(default=256, metadata={"min": 1, "help": "environments in all (CuLE Table 4: 256)"})
+    total_frames: int = field(default=10_000_000, metadata={"min": 1, "help": "raw emulator frames to train for"})
     device: str = field(default="cpu", metadata={"help": "torch device for the environments and the network"})
     seed: int = field(default=1, metadata={"help": "seed of the environments, the network and the sampling"})
     output_dir: str = field(default="runs", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
@@ -78,6 +79,14 @@ class CommonArgs:
         "help": "at the end of the run, test the snapshots of --test-later that tests.csv lacks, each as its "
                 "test would have been (same episodes and seeds, the clocks of its moment in training)"})
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
+
+    def __post_init__(self):
+        """A count below its least sensible value (a field's metadata "min") stops here, naming the flag, instead
+        of failing deep in a run."""
+        for f in dataclasses.fields(self):
+            least = f.metadata.get("min")
+            if least is not None and getattr(self, f.name) < least:
+                raise ValueError(f"--{f.name.replace('_', '-')} must be at least {least}, got {getattr(self, f.name)}")
 
 
 @dataclass
@@ -141,6 +150,9 @@ class Run:
         self.optimizer = make_optimizer(args, self.model.parameters())
         self.start_update, self.frames, self.extra = 0, 0, {}
         state = checkpoint.load(args.output_dir, self.device) if args.resume else None
+        if not args.resume and not args.quiet and self.dist.main and (Path(args.output_dir) / checkpoint.NAME).exists():
+            print(f"{args.output_dir} holds a run's checkpoint: this run replaces it and its log (--resume would "
+                  f"continue it; another --output-dir keeps both)", file=sys.stderr, flush=True)
         if state is not None:
             # A run resumed with other settings would train on, and checkpoint over, a different run; one past
             # its end (an evaluation of the checkpoint alone) trains nothing and may use fewer environments.
