@@ -261,3 +261,12 @@ def test_the_summary_finds_the_first_test_at_the_target(tmp_path, monkeypatch):
 def test_test_flags_refuse_what_cannot_run(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
         _run(tmp_path, "--trainer", "ppo", "--frames", "1024", "--num-envs", "8", *flags)
+
+
+def test_set_refuses_what_the_commands_own_flags_set():
+    from cule.benchmarks.train import INVOCATION_ARGS, trainer_settings
+    for name in ("game", "seed", "device", "output_dir"):
+        assert name in INVOCATION_ARGS
+        with pytest.raises(SystemExit, match=f"{name} comes from this command's own flags"):
+            trainer_settings("ppo", [f"{name}=x"])
+    assert trainer_settings("ppo", ["num_steps=64"])["num_steps"] == 64

@@ -99,7 +99,9 @@ def trainer_module(name: str):
 
 def trainer_settings(trainer: str, pairs: list[str]) -> dict:
     """The trainer's preset with --set NAME=VALUE pairs over it (typed as the trainer's Args fields)."""
-    defaults = {f.name: f.default for f in dataclasses.fields(trainer_module(trainer).Args)}
+    # the arguments this command sets from its own flags are not --set's: they would be overwritten
+    defaults = {f.name: f.default for f in dataclasses.fields(trainer_module(trainer).Args)
+                if f.name not in INVOCATION_ARGS}
     return {**PRESETS[trainer], **parse_sets(pairs, defaults)}
 
 
@@ -110,7 +112,8 @@ def parse_sets(pairs: list[str], fields: dict) -> dict:
         name, sep, text = pair.partition("=")
         name = name.replace("-", "_")
         if not sep or name not in fields:
-            raise SystemExit(f"--set {pair!r}: expected NAME=VALUE with NAME one of the trainer's arguments: "
+            own = f" ({name} comes from this command's own flags: see --help)" if name in INVOCATION_ARGS else ""
+            raise SystemExit(f"--set {pair!r}{own}: expected NAME=VALUE with NAME one of the trainer's arguments: "
                              f"{', '.join(sorted(fields))}")
         kind = type(fields[name])
         if kind is bool:
