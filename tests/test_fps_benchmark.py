@@ -56,3 +56,13 @@ def test_an_output_dir_that_cannot_be_made_stops_at_once(tmp_path):
     done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", "--games", "pong", "--output-dir",
                            str(tmp_path / "a_file" / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "cannot make the folder" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("module,flags,least", [
+    ("mixed", ["--steps", "0"], 1), ("mixed", ["--repeats", "0"], 1), ("cpu_core", ["--repeat", "0"], 1),
+    ("soak", ["--frames", "0"], 1), ("forks", ["--num-envs", "1"], 2), ("forks", ["--rollouts", "0"], 1),
+])
+def test_counts_below_their_least_value_stop_the_other_benchmarks(module, flags, least):
+    done = subprocess.run([sys.executable, "-m", f"cule.benchmarks.{module}", *flags], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and f"{flags[0]}: must be at least {least}, got {flags[1]}" in done.stderr, done.stderr

@@ -8,21 +8,22 @@ from pathlib import Path
 
 def add_output_dir(parser: argparse.ArgumentParser, name: str) -> None:
     """The one flag every benchmark and trainer writes its files under (default runs/<name>, ignored by git).
-    The folder is made, and checked to be writable, as the arguments are read: a bad one stops the run before
-    it measures anything, not after."""
+    The folder is checked as the arguments are read (nothing is made then): one that could not be made or
+    written stops the run before it measures anything, not after."""
     parser.add_argument("--output-dir", "--out-dir", dest="output_dir", default=f"runs/{name}", type=_writable_folder,
                         help=f"folder for the figures (CSV/JSON), plots and logs, made if missing (default "
                              f"runs/{name}; --out-dir is an alias)")
 
 
 def _writable_folder(path: str) -> str:
-    folder = Path(path)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise argparse.ArgumentTypeError(f"cannot make the folder {path!r}: {e.strerror}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"cannot write into the folder {path!r}")
+    """`path` if it is a writable folder or could be made as one: its nearest existing ancestor is a writable
+    folder."""
+    folder = Path(path).absolute()
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot make the folder {path!r}: {str(existing)!r} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into {str(existing)!r} (for the folder {path!r})")
     return path
 
 
@@ -49,3 +50,14 @@ def check_games(parser: argparse.ArgumentParser, games) -> None:
             load_rom(game)
         except RomError as e:
             parser.error(str(e))
+
+
+def at_least(least: int):
+    """An argparse type: an int of at least `least`, else argparse's one-line error naming the flag."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+    parse.__name__ = "int"  # argparse's message for a non-number: "invalid int value"
+    return parse

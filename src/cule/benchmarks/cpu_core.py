@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 
 from cule import _core
+from cule.benchmarks import at_least
 
 NTSC_CPU_HZ = 3579545 / 3  # the colour clock divided by three
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=5, help="runs of the whole test; the best is reported")
+    parser.add_argument("--repeat", type=at_least(1), default=5, help="runs of the whole test; the best is reported")
     parser.add_argument("--image", type=Path, help="Dormann's 6502_functional_test.bin (default: the checkout's)",
                         default=Path(__file__).resolve().parents[3] / "tests/data/6502/dormann/6502_functional_test.bin")
     args = parser.parse_args()

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 import cule
-from cule.benchmarks import add_output_dir
+from cule.benchmarks import add_output_dir, at_least
 
 
 def search(env: cule.AtariVectorEnv, decisions: int, rollouts: int, depth: int, seed: int = 0) -> dict:
@@ -161,12 +161,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.forks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", default="breakout", help="ALE game id")
-    parser.add_argument("--num-envs", type=int, default=64, help="environments of the fork timing (forks: N-1 a call)")
+    parser.add_argument("--num-envs", type=at_least(2), default=64, help="environments of the fork timing (forks: N-1 a call)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     parser.add_argument("--seconds", type=float, default=2.0, help="minimum time each rate is measured for")
-    parser.add_argument("--decisions", type=int, default=300, help="steps the search plays")
-    parser.add_argument("--rollouts", type=int, default=2, help="rollouts per first action at each decision")
-    parser.add_argument("--depth", type=int, default=30, help="steps of each rollout")
+    parser.add_argument("--decisions", type=at_least(1), default=300, help="steps the search plays")
+    parser.add_argument("--rollouts", type=at_least(1), default=2, help="rollouts per first action at each decision")
+    parser.add_argument("--depth", type=at_least(1), default=30, help="steps of each rollout")
     parser.add_argument("--round-trips", type=int, default=0, metavar="N",
                         help="only N clone+restore round trips on the CPU, nothing printed: for valgrind "
                              "--tool=callgrind, run with two N and take the difference")

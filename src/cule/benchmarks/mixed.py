@@ -25,17 +25,17 @@ import statistics
 import time
 from pathlib import Path
 
-from cule.benchmarks import adapters, add_output_dir
+from cule.benchmarks import adapters, add_output_dir, at_least
 from cule.games import ATARI_57
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=ATARI_57, help="ALE game ids (default: IMPALA's Atari-57)")
-    parser.add_argument("--per-game", type=int, default=1, help="environments per game in the mixed batch")
-    parser.add_argument("--steps", type=int, default=20, help="vector steps timed per measurement")
-    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="worker threads (default: all cores)")
-    parser.add_argument("--repeats", type=int, default=1, help="interleaved repetitions; the median is reported")
+    parser.add_argument("--per-game", type=at_least(1), default=1, help="environments per game in the mixed batch")
+    parser.add_argument("--steps", type=at_least(1), default=20, help="vector steps timed per measurement")
+    parser.add_argument("--threads", type=at_least(1), default=os.cpu_count(), help="worker threads (default: all cores)")
+    parser.add_argument("--repeats", type=at_least(1), default=1, help="interleaved repetitions; the median is reported")
     parser.add_argument("--device", default="cpu", help="cule's device: cpu, or cuda for the GPU backend")
     add_output_dir(parser, "mixed")
     args = parser.parse_args()

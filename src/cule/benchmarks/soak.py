@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 import cule
+from cule.benchmarks import at_least
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -96,13 +97,16 @@ def recreate(args) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--frames", type=int, default=10_000_000, help="emulated frames (ALE frames, all envs)")
-    parser.add_argument("--game", default="breakout")
-    parser.add_argument("--num-envs", type=int, default=32)
-    parser.add_argument("--num-threads", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--recreate", type=int, default=200, help="environments built and closed after the soak")
-    parser.add_argument("--max-growth-mib", type=float, default=16.0)
+    parser.add_argument("--frames", type=at_least(1), default=10_000_000,
+                        help="emulated frames (ALE frames, all envs; default 10,000,000)")
+    parser.add_argument("--game", default="breakout", help="the game stepped (default breakout)")
+    parser.add_argument("--num-envs", type=at_least(1), default=32, help="environments (default 32)")
+    parser.add_argument("--num-threads", type=at_least(1), default=2, help="emulation threads (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the environments and the actions (default 0)")
+    parser.add_argument("--recreate", type=int, default=200,
+                        help="environments built and closed after the soak (default 200)")
+    parser.add_argument("--max-growth-mib", type=float, default=16.0,
+                        help="resident memory the soak may add before it fails (MiB, default 16)")
     args = parser.parse_args()
     s0, s1 = soak(args)
     r0, r1 = recreate(args) if args.recreate >= 8 else (0.0, 0.0)
