@@ -29,7 +29,7 @@ FPS per env against env count, per backend and mode, median over games),
 games.png (per-game bars at one setting, with --bars), summary.md (the
 table printed at the end).
 
-    python -m cule.benchmarks.fps_sweep                        # quick: ~3 minutes on 2 cores
+    python -m cule.benchmarks.fps_sweep                        # quick: about 2 minutes on 2 cores
     python -m cule.benchmarks.fps_sweep --full                 # 1..4096 envs, 4 games, 3 modes, all-game bars
     python -m cule.benchmarks.fps_sweep --games pong --envs 1 64 1024 --modes emulation --backends cule-cpu ale-vector
 """

@@ -362,6 +362,8 @@ def main(argv: list[str] | None = None) -> None:
     (out / "session.json").write_text(json.dumps(dict(parts=records, dry_run=args.dry_run), indent=1) + "\n")
     if any(r.get("rc") not in (0, None) for r in records):
         raise SystemExit(1)
+    if not any("rc" in r for r in records):
+        raise SystemExit(f"no part ran: the budget ({args.budget:.0f} s) is below what the parts asked for need")
 
 
 if __name__ == "__main__":
