@@ -268,3 +268,25 @@ def test_numpy_outputs_run_under_gymnasiums_vector_wrappers_as_ale_pys():
     theirs.close()
     with pytest.raises(ValueError, match="outputs must be 'torch' or 'numpy'"):
         cule.AtariVectorEnv("pong", 2, outputs="np")
+
+
+def test_deep_copies_and_pickles_go_on_as_the_original_and_ale_py_do():
+    import copy
+    ours, theirs = (gymnasium.make(f"{ns}/Breakout-v5") for ns in ("cule", "ALE"))  # sticky actions 0.25
+    ours.reset(seed=6), theirs.reset(seed=6)
+    rng = np.random.default_rng(8)
+    for a in rng.integers(ours.action_space.n, size=40):
+        ours.step(int(a)), theirs.step(int(a))
+    # the copies must go on as ale-py's original does (ale-py's own deep copy does not: its screens differ)
+    copies = [copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))]
+    assert copies[0].spec.id == "cule/Breakout-v5"
+    for t, a in enumerate(rng.integers(ours.action_space.n, size=150)):
+        steps = [env.step(int(a)) for env in (ours, *copies, theirs)]
+        for s in steps[1:]:
+            np.testing.assert_array_equal(s[0], steps[0][0], err_msg=f"step {t}")
+            assert s[1:] == steps[0][1:], t
+        if steps[0][2] or steps[0][3]:  # past its end ale-py plays on the finished game, cule starts the next
+            break
+    assert t >= 60
+    fresh = copy.deepcopy(gymnasium.make("cule/Pong-v5").unwrapped)  # before any reset
+    np.testing.assert_array_equal(fresh.reset(seed=1)[0], gymnasium.make("ALE/Pong-v5").reset(seed=1)[0])

@@ -66,6 +66,10 @@ class AtariEnv(gymnasium.Env):
                  continuous: bool = False, sound_obs: bool = False, **unsupported):
         if unsupported:
             raise TypeError(f"AtariEnv got unknown arguments {sorted(unsupported)}")
+        self._arguments = dict(game=game, mode=mode, difficulty=difficulty, obs_type=obs_type, frameskip=frameskip,
+                               repeat_action_probability=repeat_action_probability,
+                               full_action_space=full_action_space,
+                               max_num_frames_per_episode=max_num_frames_per_episode, render_mode=render_mode)
         if continuous or sound_obs:
             raise ValueError("continuous actions and sound observations are not supported")
         if render_mode not in (None, "rgb_array"):
@@ -86,6 +90,20 @@ class AtariEnv(gymnasium.Env):
                                   else self.vector.single_observation_space)
         self._started = False
         self.ale = AleView(self)
+
+    def __getstate__(self) -> dict:
+        """What copy.deepcopy and pickle keep, as they keep ale-py's AtariEnv: the arguments, the whole state with
+        its RNG (clone_state) and np_random. The copy goes on as the original would, bit for bit."""
+        self._check_open()
+        return dict(arguments=self._arguments, spec=getattr(self, "spec", None), started=self._started,
+                    state=self.clone_state(include_rng=True) if self._started else None, np_random=self._np_random,
+                    np_random_seed=self._np_random_seed)
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__init__(**saved["arguments"])
+        self.spec, self._np_random, self._np_random_seed = saved["spec"], saved["np_random"], saved["np_random_seed"]
+        if saved["state"] is not None:
+            self.restore_state(saved["state"])
 
     def _check_open(self):
         if self.vector.backend is None:  # closed by close()
@@ -154,6 +172,8 @@ class AtariEnv(gymnasium.Env):
         RNG keeps this environment's). A row of another game or options, or a damaged one, raises
         cule.StateError and changes nothing."""
         self._check_open()
+        if not self._started:  # the vector env restores into a started environment (a row without the RNG then
+            self.vector.reset(seed=int(self.np_random.integers(0, 2**31 - 1)))  # keeps this one's fresh RNG)
         self.vector.restore_state(torch.as_tensor(np.asarray(state, dtype=np.uint8))[None])
         self._started = True
 
