@@ -256,7 +256,7 @@ def _filled(buffer: np.ndarray | None, value: np.ndarray):
         raise ValueError(f"the buffer must be a uint8 numpy array of {value.size} elements (shape {value.shape}), "
                          f"got {getattr(buffer, 'dtype', type(buffer).__name__)} of "
                          f"{getattr(buffer, 'shape', '?')}")
-    buffer.reshape(-1)[:] = value.reshape(-1)
+    np.copyto(buffer, value.reshape(buffer.shape))  # in place, whatever the buffer's strides
     return None
 
 
