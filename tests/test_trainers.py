@@ -364,11 +364,14 @@ def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
     ("rainbow", ["--n-step", "0"], "--n-step must be at least 1"),
     ("rainbow", ["--atoms", "1"], "--atoms must be at least 2"),
     ("rainbow", ["--v-min", "10", "--v-max", "-10"], "--v-min \\(10.0\\) must be below --v-max"),
+    ("ppo_jax", ["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
 ])
 def test_bad_counts_stop_before_the_run_with_one_line(module, flags, message, tmp_path, capsys):
     import importlib
 
     from cule.trainers.common.args import parse
+    if module == "ppo_jax":
+        pytest.importorskip("jax")
     with pytest.raises(SystemExit) as stop:
         parse(importlib.import_module(f"cule.trainers.{module}").Args, [*flags, "--output-dir", str(tmp_path)])
     assert stop.value.code == 2

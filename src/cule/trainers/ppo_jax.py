@@ -34,7 +34,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without jax
     raise ImportError("cule.trainers.ppo_jax needs JAX: pip install 'cule[jax]'") from error
 
-from cule.trainers.common.args import parse
+from cule.trainers.common.args import check_minimums, parse
 
 
 @dataclass
@@ -42,16 +42,16 @@ class Args:
     """PPO written in JAX, stepping cule inside jit."""
     game: str = field(default="breakout", metadata={"help": "ALE game id"})
     device: str = field(default="cpu", metadata={"help": "cule's backend: cpu, or cuda (JAX's default GPU)"})
-    num_envs: int = field(default=8, metadata={"help": "environments"})
-    num_steps: int = field(default=128, metadata={"help": "steps per environment per update"})
-    total_frames: int = field(default=10_000_000, metadata={"help": "emulator frames to stop at (and anneal over)"})
+    num_envs: int = field(default=8, metadata={"min": 1, "help": "environments"})
+    num_steps: int = field(default=128, metadata={"min": 1, "help": "steps per environment per update"})
+    total_frames: int = field(default=10_000_000, metadata={"min": 1, "help": "emulator frames to stop at (and anneal over)"})
     minutes: float = field(default=0.0, metadata={"help": "wall-clock budget (0: frames alone decide)"})
     learning_rate: float = field(default=2.5e-4, metadata={"help": "Adam's step size, annealed linearly to 0"})
     adam_eps: float = field(default=1e-5, metadata={"help": "Adam's epsilon"})
     gamma: float = field(default=0.99, metadata={"help": "discount"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    update_epochs: int = field(default=4, metadata={"help": "passes over each rollout"})
-    num_minibatches: int = field(default=4, metadata={"help": "minibatches per pass"})
+    update_epochs: int = field(default=4, metadata={"min": 1, "help": "passes over each rollout"})
+    num_minibatches: int = field(default=4, metadata={"min": 1, "help": "minibatches per pass"})
     clip_coef: float = field(default=0.1, metadata={"help": "surrogate and value clipping epsilon"})
     ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
     vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
@@ -60,6 +60,9 @@ class Args:
     output_dir: str = field(default="runs/ppo_jax", metadata={"help": "log.csv, curve.png and summary.json"})
     target: Optional[float] = field(default=None, metadata={
         "help": "score whose first time and frame count summary.json reports, marked on the curve"})
+
+    def __post_init__(self):
+        check_minimums(self)
 
 
 # ---- network: the Nature DQN torso (Mnih et al. 2015), policy and value heads -------------------------------

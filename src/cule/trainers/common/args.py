@@ -33,3 +33,12 @@ def parse(cls, argv: list[str] | None = None, description: str | None = None):
         return cls(**vars(parser.parse_args(argv)))
     except ValueError as e:  # the dataclass's own checks (__post_init__): one line, as argparse's
         parser.error(str(e))
+
+
+def check_minimums(args) -> None:
+    """A count below its least sensible value (a field's metadata "min") stops here, naming the flag, instead of
+    failing deep in a run; for a dataclass's __post_init__."""
+    for f in dataclasses.fields(args):
+        least = f.metadata.get("min")
+        if least is not None and getattr(args, f.name) < least:
+            raise ValueError(f"--{f.name.replace('_', '-')} must be at least {least}, got {getattr(args, f.name)}")

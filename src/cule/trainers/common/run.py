@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from cule.trainers.common import checkpoint
+from cule.trainers.common.args import check_minimums
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, game_list
 from cule.trainers.common.evaluate import EVAL_SEED, evaluate, plot_curve, plot_games
@@ -81,12 +82,7 @@ class CommonArgs:
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
     def __post_init__(self):
-        """A count below its least sensible value (a field's metadata "min") stops here, naming the flag, instead
-        of failing deep in a run."""
-        for f in dataclasses.fields(self):
-            least = f.metadata.get("min")
-            if least is not None and getattr(self, f.name) < least:
-                raise ValueError(f"--{f.name.replace('_', '-')} must be at least {least}, got {getattr(self, f.name)}")
+        check_minimums(self)
 
 
 @dataclass
