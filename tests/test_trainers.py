@@ -362,7 +362,7 @@ def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
     ("ppo", ["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
     ("a2c_vtrace", ["--num-envs", "-1"], "--num-envs must be at least 1, got -1"),
     ("rainbow", ["--n-step", "0"], "--n-step must be at least 1"),
-    ("rainbow", ["--atoms", "1"], "--atoms must be at least 2"),
+    ("rainbow", ["--atoms", "0"], "--atoms must be at least 1"),
     ("rainbow", ["--v-min", "10", "--v-max", "-10"], "--v-min \\(10.0\\) must be below --v-max"),
     ("ppo_jax", ["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
 ])

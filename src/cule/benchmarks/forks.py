@@ -161,7 +161,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m cule.benchmarks.forks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", default="breakout", help="ALE game id")
-    parser.add_argument("--num-envs", type=at_least(2), default=64, help="environments of the fork timing (forks: N-1 a call)")
+    parser.add_argument("--num-envs", type=at_least(2), default=64,
+                        help="environments of the fork timing (forks: N-1 a call)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     parser.add_argument("--seconds", type=float, default=2.0, help="minimum time each rate is measured for")
     parser.add_argument("--decisions", type=at_least(1), default=300, help="steps the search plays")

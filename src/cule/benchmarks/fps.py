@@ -125,14 +125,17 @@ def profile(game: str, envs: int, steps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=GAMES, help="ALE game ids to measure (default: %(default)s)")
-    parser.add_argument("--envs", nargs="+", type=int, default=[16, 64], help="numbers of environments (vector rows; default: %(default)s)")
+    parser.add_argument("--envs", nargs="+", type=int, default=[16, 64],
+                        help="numbers of environments (vector rows; default: %(default)s)")
     parser.add_argument("--scale", action="store_true", help=f"also measure {SCALE_ENVS} environments")
     parser.add_argument("--steps", type=int, default=200,
-                        help="vector steps timed per measurement at 16 envs (larger batches: as many frames; default %(default)s)")
+                        help="vector steps timed per measurement at 16 envs (larger batches: as many frames; "
+                             "default %(default)s)")
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="worker threads for both vector envs (default: all cores)")
     parser.add_argument("--repeats", type=int, default=5,
-                        help="alternations of cule and ale-py; the median ratio and its spread are reported (default %(default)s)")
+                        help="alternations of cule and ale-py; the median ratio and its spread are reported "
+                             "(default %(default)s)")
     parser.add_argument("--draw", type=int, default=0, metavar="N",
                         help="also measure N games drawn at random from the 104 (not among --games)")
     parser.add_argument("--seed", type=int, default=0, help="the random draw's seed (recorded in fps.json)")

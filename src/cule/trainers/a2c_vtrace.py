@@ -44,7 +44,8 @@ class Args(ActorCriticArgs):
     """A2C + V-trace on an Atari game, or one agent on several, with cule."""
     game: str = field(default="pong", metadata={"help": MULTI_GAME_HELP})
     output_dir: str = field(default="runs/a2c_vtrace", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
-    num_batches: int = field(default=4, metadata={"min": 1, "help": "batches that step and update in turn (1: plain A2C)"})
+    num_batches: int = field(default=4, metadata={
+        "min": 1, "help": "batches that step and update in turn (1: plain A2C)"})
     num_steps: int = field(default=20, metadata={"min": 1, "help": "steps per environment per update"})
     lockstep: bool = field(default=False, metadata={
         "help": "every environment steps at every step, and every num_steps / num_batches steps the next batch "

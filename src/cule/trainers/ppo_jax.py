@@ -44,7 +44,8 @@ class Args:
     device: str = field(default="cpu", metadata={"help": "cule's backend: cpu, or cuda (JAX's default GPU)"})
     num_envs: int = field(default=8, metadata={"min": 1, "help": "environments"})
     num_steps: int = field(default=128, metadata={"min": 1, "help": "steps per environment per update"})
-    total_frames: int = field(default=10_000_000, metadata={"min": 1, "help": "emulator frames to stop at (and anneal over)"})
+    total_frames: int = field(default=10_000_000, metadata={
+        "min": 1, "help": "emulator frames to stop at (and anneal over)"})
     minutes: float = field(default=0.0, metadata={"help": "wall-clock budget (0: frames alone decide)"})
     learning_rate: float = field(default=2.5e-4, metadata={"help": "Adam's step size, annealed linearly to 0"})
     adam_eps: float = field(default=1e-5, metadata={"help": "Adam's epsilon"})

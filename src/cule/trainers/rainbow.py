@@ -56,7 +56,7 @@ class Args(CommonArgs):
     # Rainbow's parts
     double: bool = field(default=True, metadata={"help": "double Q-learning: online argmax, target evaluation"})
     dueling: bool = field(default=True, metadata={"help": "dueling value and advantage streams"})
-    atoms: int = field(default=51, metadata={"min": 2, 
+    atoms: int = field(default=51, metadata={"min": 1,
         "help": "C51 atoms of the return distribution; 1: expected values, Huber loss"})
     v_min: float = field(default=-10.0, metadata={"help": "lowest atom of the C51 support"})
     v_max: float = field(default=10.0, metadata={"help": "highest atom of the C51 support"})

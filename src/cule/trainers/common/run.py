@@ -37,7 +37,7 @@ class CommonArgs:
     """Arguments every trainer takes; a trainer's own Args adds to them (and may change a default)."""
     game: str = field(default="pong", metadata={"help": "ALE game id, or 'sanity' for the tiny on-device check task"})
     num_envs: int = field(default=256, metadata={"min": 1, "help": "environments in all (CuLE Table 4: 256)"})
-    total_frames: int = field(default=10_000_000, metadata={"min": 1, "help": "raw emulator frames to train for"})
+    total_frames: int = field(default=10_000_000, metadata={"min": 0, "help": "raw emulator frames to train for"})
     device: str = field(default="cpu", metadata={"help": "torch device for the environments and the network"})
     seed: int = field(default=1, metadata={"help": "seed of the environments, the network and the sampling"})
     output_dir: str = field(default="runs", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
