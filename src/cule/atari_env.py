@@ -225,7 +225,7 @@ class AleView:
         return _filled(buffer, self._screen())
 
     def getScreenRGB(self, buffer: np.ndarray | None = None):  # noqa: N802
-        return _filled(buffer, palette_for(self._env.vector.blocks[0].is_pal)[0][self._screen()])
+        return _filled(buffer, self._env.vector.blocks[0].rgb(self._screen()))  # the game block's own palette
 
     def getScreenGrayscale(self, buffer: np.ndarray | None = None):  # noqa: N802
         return _filled(buffer, palette_for(self._env.vector.blocks[0].is_pal)[1][self._screen()])
