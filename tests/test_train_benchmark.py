@@ -270,3 +270,35 @@ def test_set_refuses_what_the_commands_own_flags_set():
         with pytest.raises(SystemExit, match=f"{name} comes from this command's own flags"):
             trainer_settings("ppo", [f"{name}=x"])
     assert trainer_settings("ppo", ["num_steps=64"])["num_steps"] == 64
+
+
+def test_frames_stop_the_ppo_preset_without_shortening_its_schedule(tmp_path):
+    """--frames is where the run stops: the preset's learning rate still anneals over its 40M frames."""
+    summary = _run(tmp_path, "--trainer", "ppo", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0")
+    assert summary["settings"]["total_frames"] == 8192 and summary["settings"]["schedule_frames"] == 40_000_000
+    rates = [float(r["learning_rate"]) for r in csv.DictReader(open(tmp_path / "log.csv"))]
+    assert rates == [2.5e-4 * (1 - frames / 40_000_000) for frames in (0, 4096)]  # 8 x 128 steps x 4 frames
+
+
+def test_ctrl_c_ends_the_training_and_the_summary_follows(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "cule.benchmarks.train", "--game", "pong", "--num-envs", "8",
+                             "--minutes", "10", "--eval-episodes", "0", "--set", "num_steps=5",
+                             "--output-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TQDM_DISABLE": "1"})
+    deadline = time.monotonic() + 120
+    while not ((tmp_path / "log.csv").exists() and len((tmp_path / "log.csv").read_text().splitlines()) > 2):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert json.loads(out) == summary and summary["this_run_minutes"] < 2
+    assert summary["at_end"]["frames"] > 0 and (tmp_path / "curve.png").exists()

@@ -365,8 +365,14 @@ def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
     ("rainbow", ["--atoms", "0"], "--atoms must be at least 1"),
     ("rainbow", ["--v-min", "10", "--v-max", "-10"], "--v-min \\(10.0\\) must be below --v-max"),
     ("ppo_jax", ["--num-minibatches", "0"], "--num-minibatches must be at least 1"),
-])
-def test_bad_counts_stop_before_the_run_with_one_line(module, flags, message, tmp_path, capsys):
+    ("ppo", ["--game", "pongg"], "^usage: python -m cule.trainers.ppo .*Unknown game 'pongg'. Did you mean 'pong'"),
+    ("a2c_vtrace", ["--game", "pong,brekout"], "Unknown game 'brekout'. Did you mean 'breakout'"),
+    ("rainbow", ["--game", "/no/such/rom.bin"], "ROM file '/no/such/rom.bin' does not exist"),
+    ("ppo_jax", ["--game", "pongg"], "Unknown game 'pongg'"),
+    ("rainbow", ["--device", "tpu"], "device must be 'cpu' or 'cuda\\[:N\\]', got 'tpu'"),
+    ("ppo", ["--schedule-frames", "-1"], "--schedule-frames must be at least 0"),
+] + ([("a2c_vtrace", ["--device", "cuda"], "device 'cuda' needs a CUDA GPU")] if not torch.cuda.is_available() else []))
+def test_bad_arguments_stop_before_the_run_with_one_line(module, flags, message, tmp_path, capsys):
     import importlib
 
     from cule.trainers.common.args import parse
@@ -375,7 +381,7 @@ def test_bad_counts_stop_before_the_run_with_one_line(module, flags, message, tm
     with pytest.raises(SystemExit) as stop:
         parse(importlib.import_module(f"cule.trainers.{module}").Args, [*flags, "--output-dir", str(tmp_path)])
     assert stop.value.code == 2
-    assert re.search(message, capsys.readouterr().err)
+    assert re.search(message, capsys.readouterr().err, re.S)
     assert not any(tmp_path.iterdir())  # nothing ran
 
 
@@ -386,3 +392,98 @@ def test_a_new_run_over_an_old_one_says_it_replaces_it(tmp_path):
     assert first.returncode == 0 and "replaces" not in first.stderr
     second = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert second.returncode == 0 and "holds a run's checkpoint: this run replaces it" in second.stderr
+
+
+def _ppo_rows(path: Path) -> list[dict]:
+    with open(path / "log.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_run_cut_short_trains_as_the_longer_run_of_its_schedule(tmp_path):
+    """--schedule-frames apart from --total-frames: PPO's annealed learning rate, and so every loss, follow the
+    long run's until the short one stops; without it the short run anneals over its own frames."""
+    common = dict(game="sanity", num_envs=8, num_steps=4, seed=3, quiet=False)  # 32 frames an update
+    train(Args(total_frames=32 * 6, output_dir=str(tmp_path / "long"), **common))
+    train(Args(total_frames=32 * 3, schedule_frames=32 * 6, output_dir=str(tmp_path / "cut"), **common))
+    train(Args(total_frames=32 * 3, output_dir=str(tmp_path / "own"), **common))
+    long, cut, own = (_ppo_rows(tmp_path / name) for name in ("long", "cut", "own"))
+    columns = ("frames", "loss", "value_loss", "entropy", "learning_rate")
+    assert [[r[c] for c in columns] for r in cut] == [[r[c] for c in columns] for r in long[:3]]
+    assert [float(r["learning_rate"]) for r in long] == [5e-4 * (1 - k / 6) for k in range(6)]
+    assert [float(r["learning_rate"]) for r in own] == [5e-4 * (1 - k / 3) for k in range(3)]
+
+
+def test_total_frames_0_trains_nothing(tmp_path):
+    """--total-frames 0 evaluates (the checkpoint, or the new network) without a single update."""
+    from cule.trainers import a2c_vtrace, rainbow
+
+    for module in (a2c_vtrace, rainbow):
+        out = tmp_path / module.__name__
+        r = module.train(module.Args(game="pong", num_envs=4, total_frames=0, output_dir=str(out), quiet=True))
+        assert r["frames"] == 0 and r["update"] == 0
+        assert not (out / checkpoint.NAME).exists()
+
+
+def _until_logged(proc: subprocess.Popen, log: Path, rows: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not (log.exists() and len(log.read_text().splitlines()) > rows):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run logged nothing"
+        time.sleep(0.2)
+
+
+def test_ctrl_c_stops_at_the_end_of_the_update_with_a_checkpoint_that_resumes(tmp_path):
+    """The first Ctrl-C ends the run as a spent --max-minutes does: a checkpoint of the last whole update
+    (checkpoints otherwise only every 10,000 updates here), status 0, and --resume goes on from it; a second
+    Ctrl-C ends the process at once with status 130 and one line."""
+    cmd = [sys.executable, "-m", "cule.trainers.a2c_vtrace", "--game", "sanity", "--num-envs", "8",
+           "--num-batches", "2", "--num-steps", "4", "--checkpoint-every", "10000", "--total-frames", str(10**9),
+           "--output-dir", str(tmp_path)]
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    _until_logged(proc, tmp_path / "log.csv", 3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "Ctrl-C again stops at once" in err
+    saved = torch.load(tmp_path / checkpoint.NAME, weights_only=False)
+    assert saved["frames"] > 0 and saved["update"] * 16 == saved["frames"]
+    assert f"stopped after {saved['frames']:,} frames" in err
+    logged = [int(r["frames"]) for r in _ppo_rows(tmp_path)]
+    assert max(logged) <= saved["frames"]
+
+    resumed = subprocess.Popen([*cmd, "--resume"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=REPO, env=env)
+    _until_logged(resumed, tmp_path / "log.csv", len(logged) + 2)
+    resumed.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    resumed.send_signal(signal.SIGINT)
+    _, err = resumed.communicate(timeout=60)
+    assert "Traceback" not in err
+    if resumed.returncode == 130:  # the second press came before the first had stopped the run
+        assert err.strip().endswith("holds the last checkpoint written")
+    else:
+        assert resumed.returncode == 0
+    rows = [int(r["frames"]) for r in _ppo_rows(tmp_path)]
+    assert rows[:len(logged)] == logged and rows[len(logged)] > saved["frames"]  # the log went on from there
+
+
+def test_a_second_ctrl_c_stops_at_once_with_status_130(tmp_path):
+    """During the final evaluation, after the first Ctrl-C has stopped the training."""
+    cmd = [sys.executable, "-m", "cule.trainers.ppo", "--game", "pong", "--num-envs", "4", "--num-steps", "8",
+           "--total-frames", str(10**9), "--eval-episodes", "5", "--output-dir", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, "TQDM_DISABLE": "1"})
+    _until_logged(proc, tmp_path / "log.csv", 1)
+    proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / checkpoint.NAME).exists():  # the run has stopped training and begun evaluating
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == f"stopped at once: {tmp_path}/{checkpoint.NAME} holds the last checkpoint written"
+    assert not (tmp_path / "eval.json").exists()

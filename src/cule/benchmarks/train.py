@@ -33,7 +33,9 @@ CuLE's convergence curves plot them.
 
 ``--resume`` continues the run in ``--output-dir`` from its last checkpoint for
 another ``--minutes`` (its log and wall clock continue); a run stopped by a
-crash or ``kill`` loses at most the updates since that checkpoint.
+crash or ``kill`` loses at most the updates since that checkpoint. Ctrl-C
+stops the training at the end of its update with a checkpoint, and the
+evaluation, summary and curve follow; a second Ctrl-C stops at once.
 ``--eval-only`` evaluates the checkpoint in ``--output-dir`` on ``--device``
 without training and adds the evaluation to its summary.json: an agent
 trained on a GPU can be evaluated on a CPU (the checkpoint may hold the
@@ -42,7 +44,8 @@ weights alone, without the optimizer's state).
 Presets (why these: docs/trainers.md):
   a2c_vtrace  32 envs in 4 batches, the trainer's defaults (CuLE's Table 4)
   ppo         cleanrl's Atari PPO: 8 envs, 128 steps, lr 2.5e-4 annealed over
-              40M frames, Adam eps 1e-5, 4 epochs of 4 minibatches, clip 0.1
+              40M frames (whatever --frames or --minutes stop at), Adam eps
+              1e-5, 4 epochs of 4 minibatches, clip 0.1
   rainbow     data-efficient Rainbow (van Hasselt et al. 2019), what learns
               most per frame on a CPU: 8 envs, its two-layer torso, one
               gradient step per env step, 20-step returns, noise scale 0.1,
@@ -78,7 +81,7 @@ from cule.trainers.common.logger import TESTS
 PRESETS: dict[str, dict] = {
     "a2c_vtrace": dict(num_envs=32, num_batches=4),
     "ppo": dict(num_envs=8, num_steps=128, learning_rate=2.5e-4, adam_eps=1e-5, update_epochs=4,
-                num_minibatches=4, clip_coef=0.1, total_frames=40_000_000),
+                num_minibatches=4, clip_coef=0.1, total_frames=40_000_000, schedule_frames=40_000_000),
     "rainbow": dict(num_envs=8, network="data-efficient", env_steps_per_update=1.0, learning_rate=1e-4, n_step=20,
                     noisy_sigma0=0.1, target_update_every=2000, learning_starts=1600, buffer_size=300_000,
                     log_every=250, num_threads=1),
@@ -385,8 +388,11 @@ def main(argv: list[str] | None = None) -> dict:
     run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,
                               "output_dir": str(out), "max_minutes": args.minutes if args.minutes > 0 else 0.0,
                               "resume": args.resume, "eval_episodes": args.eval_episodes, "eval_noops": True})
+    from cule.trainers.common.run import ctrl_c_stops
+
     started = time.perf_counter()
-    module.train(run_args)
+    with ctrl_c_stops(str(out)):  # the first Ctrl-C ends the training; the summary and curve follow
+        module.train(run_args)
     summary = dict(trainer=args.trainer, game=args.game, device=args.device,
                    date=datetime.date.today().isoformat(), this_run_minutes=round((time.perf_counter() - started) / 60, 2),
                    **summarise(out, args.target), settings={k: v for k, v in settings.items()},

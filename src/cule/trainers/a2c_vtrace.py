@@ -29,14 +29,13 @@ import torch.nn.functional as F
 from torch.distributions import Categorical
 
 from cule.trainers.common import vtrace
-from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common import sampling
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.models import observe
-from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
+from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run, main, updates_for
 
 
 @dataclass
@@ -142,7 +141,7 @@ class _Loop:
         self.contract = EnvContract.of(env)
         self.run = Run(args, self.contract, dist=ranks)
         self.frames_per_update = envs_per_update * ranks.world * self.contract.frameskip
-        self.num_updates = max(1, args.total_frames // self.frames_per_update)
+        self.num_updates = updates_for(args.total_frames, self.frames_per_update)
         self.log = Logger(args.output_dir, self.num_updates * self.frames_per_update, self.run.frames,
                           enabled=self.run.logging)
         self.scores = EpisodeScores(num_envs, torch.device(args.device), games=getattr(env, "games", ()))
@@ -268,4 +267,4 @@ def _lockstep(args: Args, ranks: Dist, B: int) -> dict:
 
 
 if __name__ == "__main__":
-    train(parse(Args, description=__doc__))
+    main(train, Args, __doc__)

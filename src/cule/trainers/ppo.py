@@ -18,13 +18,12 @@ import torch
 from torch.distributions import Categorical
 
 from cule.trainers.common import gae
-from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.models import observe
-from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run
+from cule.trainers.common.run import MULTI_GAME_HELP, ActorCriticArgs, Run, main, schedule_field, updates_for
 
 
 @dataclass
@@ -34,6 +33,7 @@ class Args(ActorCriticArgs):
     output_dir: str = field(default="runs/ppo", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     num_steps: int = field(default=128, metadata={"min": 1, "help": "steps per environment per update"})
     anneal_lr: bool = field(default=True, metadata={"help": "decay the learning rate linearly to 0"})
+    schedule_frames: int = schedule_field("--anneal-lr takes the learning rate to 0")
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
     update_epochs: int = field(default=4, metadata={"min": 1, "help": "passes over each rollout (CuLE Table 4)"})
     num_minibatches: int = field(default=4, metadata={"min": 1, "help": "minibatches per pass (CuLE Table 4)"})
@@ -130,7 +130,8 @@ def train(args: Args) -> dict:
     run = Run(args, contract, dist=ranks)
     model, optimizer = run.model, run.optimizer
     frames_per_update = args.num_envs * args.num_steps * contract.frameskip
-    num_updates = max(1, args.total_frames // frames_per_update)
+    num_updates = updates_for(args.total_frames, frames_per_update)
+    schedule = args.schedule_frames or num_updates * frames_per_update
     start_update = run.start_update
     log = Logger(args.output_dir, num_updates * frames_per_update, run.frames, enabled=run.logging)
     n = ranks.local_envs(args.num_envs)
@@ -141,7 +142,7 @@ def train(args: Args) -> dict:
     result = {}
     for update in range(start_update, num_updates):
         if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - update * frames_per_update / schedule)
         obs = collect(env, model, rollout, obs, scores, contract.same_step_reset)
         run.frames += frames_per_update
         with torch.no_grad():
@@ -165,4 +166,4 @@ def train(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    train(parse(Args, description=__doc__))
+    main(train, Args, __doc__)

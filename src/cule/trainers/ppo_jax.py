@@ -34,7 +34,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without jax
     raise ImportError("cule.trainers.ppo_jax needs JAX: pip install 'cule[jax]'") from error
 
-from cule.trainers.common.args import check_minimums, parse
+from cule.trainers.common.args import check_games_and_device, check_minimums, parse
 
 
 @dataclass
@@ -64,6 +64,7 @@ class Args:
 
     def __post_init__(self):
         check_minimums(self)
+        check_games_and_device([self.game])  # the device is JAX's here, not torch's
 
 
 # ---- network: the Nature DQN torso (Mnih et al. 2015), policy and value heads -------------------------------

@@ -33,14 +33,13 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from cule.trainers.common.args import parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, make_env
 from cule.trainers.common.episodes import EpisodeScores
 from cule.trainers.common.logger import Logger
 from cule.trainers.common.models import QNetwork
 from cule.trainers.common.replay import FrameReplay, next_flags
-from cule.trainers.common.run import CommonArgs, Run
+from cule.trainers.common.run import CommonArgs, Run, main, schedule_field, updates_for
 from cule.trainers.common.targets import c51_projection
 
 
@@ -64,6 +63,7 @@ class Args(CommonArgs):
     prioritized: bool = field(default=True, metadata={"help": "proportional prioritized replay; off: uniform"})
     priority_alpha: float = field(default=0.5, metadata={"help": "priority exponent (Rainbow 0.5, Ape-X 0.6)"})
     priority_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent, annealed linearly to 1"})
+    schedule_frames: int = schedule_field("--priority-beta rises to 1")
     noisy: bool = field(default=True, metadata={"help": "noisy linear layers in the heads (exploration by noise)"})
     noisy_sigma0: float = field(default=0.5, metadata={"help": "initial noise scale of the noisy layers"})
     # replay and learner
@@ -207,7 +207,7 @@ class GradientSteps:
         if replay.written * self.envs < self.learning_starts or replay.written <= a.n_step + 1:
             return
         self.credit += local_envs / a.env_steps_per_update
-        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / a.total_frames)
+        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / (a.schedule_frames or a.total_frames))
         while self.credit >= 1:
             self.credit -= 1
             self.step(beta)
@@ -309,7 +309,7 @@ def train(args: Args) -> dict:
                          device=device)
     actor_priorities = ActorPriorities(args, B, device) if args.apex else None
     frames_per_step = B * ranks.world * contract.frameskip
-    num_steps = max(1, args.total_frames // frames_per_step)
+    num_steps = updates_for(args.total_frames, frames_per_step)
     start = run.start_update
     log = Logger(args.output_dir, num_steps * frames_per_step, run.frames, enabled=run.logging)
     learning_starts = min(args.learning_starts, num_steps * B * ranks.world // 2)  # transitions, all ranks
@@ -355,4 +355,4 @@ def train(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    train(parse(Args, description=__doc__))
+    main(train, Args, __doc__)

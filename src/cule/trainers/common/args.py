@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import typing
+
+from cule.errors import CudaUnavailableError
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -16,7 +19,9 @@ class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaults
 
 def parse(cls, argv: list[str] | None = None, description: str | None = None):
     """Builds cls from the command line; `--help` lists every field with its help and default."""
-    parser = argparse.ArgumentParser(description=description or cls.__doc__, formatter_class=_Formatter)
+    spec = getattr(sys.modules.get(cls.__module__), "__spec__", None)  # run as -m, the module is __main__
+    parser = argparse.ArgumentParser(prog=f"python -m {spec.name if spec else cls.__module__}",
+                                     description=description or cls.__doc__, formatter_class=_Formatter)
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -31,7 +36,7 @@ def parse(cls, argv: list[str] | None = None, description: str | None = None):
             parser.add_argument(*names, dest=f.name, type=base, default=default, help=help_text)
     try:
         return cls(**vars(parser.parse_args(argv)))
-    except ValueError as e:  # the dataclass's own checks (__post_init__): one line, as argparse's
+    except (ValueError, CudaUnavailableError) as e:  # the dataclass's own checks (__post_init__): one line
         parser.error(str(e))
 
 
@@ -42,3 +47,16 @@ def check_minimums(args) -> None:
         least = f.metadata.get("min")
         if least is not None and getattr(args, f.name) < least:
             raise ValueError(f"--{f.name.replace('_', '-')} must be at least {least}, got {getattr(args, f.name)}")
+
+
+def check_games_and_device(games: list[str], device: str | None = None) -> None:
+    """The games of --game, as the trainer reads them, and --device (when given: a trainer whose device is
+    torch's) checked as cule's env checks them, so that a misspelt game or a device this machine lacks stops
+    before the run with cule's message (the close game names, what to install) instead of a traceback."""
+    from cule.checks import checked_device
+    from cule.roms import load_rom
+
+    for name in games:
+        load_rom(name)  # RomError (a ValueError) names the close ids
+    if device is not None:
+        checked_device(device)

@@ -2,9 +2,11 @@
 wall-clock budget, and the end of a run (evaluation, video, curve)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import random
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -14,7 +16,7 @@ import numpy as np
 import torch
 
 from cule.trainers.common import checkpoint
-from cule.trainers.common.args import check_minimums
+from cule.trainers.common.args import check_games_and_device, check_minimums, parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, game_list
 from cule.trainers.common.evaluate import EVAL_SEED, evaluate, plot_curve, plot_games
@@ -83,6 +85,7 @@ class CommonArgs:
 
     def __post_init__(self):
         check_minimums(self)
+        check_games_and_device([] if self.game == "sanity" else game_list(self.game), self.device)
 
 
 @dataclass
@@ -109,6 +112,86 @@ def resume_conflicts(args, saved: dict) -> list[str]:
     asked = dataclasses.asdict(args)
     return [f"{name}: {saved[name]!r} in the checkpoint, {asked[name]!r} asked" for name in sorted(saved)
             if name in asked and name not in PER_RUN_ARGS and saved[name] != asked[name]]
+
+
+def updates_for(total_frames: int, frames_per_update: int) -> int:
+    """The updates of a run to total_frames: at least one, so that a run shorter than an update still trains,
+    and none for total_frames 0 (the checkpoint, or the new network, evaluated alone)."""
+    return max(1, total_frames // frames_per_update) if total_frames > 0 else 0
+
+
+def schedule_field(what: str):
+    """A trainer's schedule_frames argument: the length of its schedules, apart from where the run stops."""
+    return field(default=0, metadata={"min": 0, "help": (
+        f"frames over which {what} (0: --total-frames). With it, a run cut short by --total-frames or "
+        f"--max-minutes, or extended on --resume, trains as the run of this length would have up to there")})
+
+
+class CtrlC:
+    """Ctrl-C during a trainer's command line: the first press asks the run to stop at the end of the update
+    under way, as a spent --max-minutes does (a checkpoint that --resume continues, then the log, the evaluation
+    and the curve); a second stops at once, losing the updates since the last checkpoint, though not in the
+    middle of writing one (held)."""
+
+    requested = False  # read by Run.end_of_update
+    _held = _pending = False
+
+    def __enter__(self):
+        CtrlC.requested = CtrlC._held = CtrlC._pending = False
+        self.previous = signal.signal(signal.SIGINT, self._first)
+        return self
+
+    @staticmethod
+    def _first(signum, frame):
+        CtrlC.requested = True
+        signal.signal(signal.SIGINT, CtrlC._second)
+        print("\nCtrl-C: the run stops at the end of this update with a checkpoint; Ctrl-C again stops at once",
+              file=sys.stderr, flush=True)
+
+    @staticmethod
+    def _second(signum, frame):
+        if CtrlC._held:
+            CtrlC._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @staticmethod
+    @contextlib.contextmanager
+    def held():
+        """A second press waits for the end of this block: inside torch.save an interrupt surfaces as another
+        error from its zip writer, and the checkpoint it was replacing stays anyway."""
+        CtrlC._held = True
+        try:
+            yield
+        finally:
+            CtrlC._held = False
+            if CtrlC._pending:
+                CtrlC._pending = False
+                raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGINT, self.previous)
+        CtrlC.requested = CtrlC._held = CtrlC._pending = False
+
+
+@contextlib.contextmanager
+def ctrl_c_stops(output_dir: str):
+    """A command line's run under CtrlC; a second Ctrl-C ends the process with status 130 and one line instead
+    of a traceback."""
+    try:
+        with CtrlC():
+            yield
+    except KeyboardInterrupt:
+        print(f"stopped at once: {output_dir}/{checkpoint.NAME} holds the last checkpoint written", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def main(train, args_class, description: str):
+    """A trainer's command line: its arguments parsed (--help lists them), then the run, stopped cleanly by
+    Ctrl-C (ctrl_c_stops)."""
+    args = parse(args_class, description=description)
+    with ctrl_c_stops(args.output_dir):
+        return train(args)
 
 
 def make_optimizer(args: CommonArgs, parameters) -> torch.optim.Optimizer:
@@ -201,22 +284,28 @@ class Run:
 
     def end_of_update(self, update: int, num_updates: int, extra=None, log=None) -> bool:
         """Checkpoints when due, then tests the agent into `log` (a Logger) when --test-every frames have
-        passed since the last test; returns True when the wall-clock budget is spent (checkpoint written).
+        passed since the last test; returns True when the run is to stop, the wall-clock budget spent or Ctrl-C
+        pressed (CtrlC), with a checkpoint written.
 
         `extra`: the trainer's own state, a dict or a function returning one (called only when saving).
         """
-        out_of_time = self.dist.agree(self.deadline is not None and time.perf_counter() > self.deadline, self.device)
-        due = (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or out_of_time
+        stop = self.dist.agree(CtrlC.requested or (self.deadline is not None and time.perf_counter() > self.deadline),
+                               self.device)
+        due = (update + 1) % self.args.checkpoint_every == 0 or update + 1 == num_updates or stop
         if due and self.dist.main:
-            checkpoint.save(self.args.output_dir, dict(
-                model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
-                frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
-                trainer=type(self.args).__module__.rpartition(".")[2],
-                extra=(extra() if callable(extra) else extra) or {}))
+            with CtrlC.held():
+                checkpoint.save(self.args.output_dir, dict(
+                    model=self.model.state_dict(), optimizer=self.optimizer.state_dict(), update=update + 1,
+                    frames=self.frames, torch_rng=torch.get_rng_state(), args=dataclasses.asdict(self.args),
+                    trainer=type(self.args).__module__.rpartition(".")[2],
+                    extra=(extra() if callable(extra) else extra) or {}))
+        if stop and CtrlC.requested and self.dist.main:
+            print(f"stopped after {self.frames:,} frames: {self.args.output_dir}/{checkpoint.NAME} written, "
+                  f"--resume continues the run", file=sys.stderr, flush=True)
         if log is not None and self.args.test_every and self.frames // self.args.test_every > self.tests_done:
             self.tests_done = self.frames // self.args.test_every
             self.test(log)
-        return out_of_time
+        return stop
 
     def test(self, log) -> None:
         """The agent as it is now, on --test-episodes episodes by the final evaluation's protocol, into the
