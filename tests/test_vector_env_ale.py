@@ -293,3 +293,23 @@ def test_report_vector_env_table():
         pytest.skip("nothing was compared")
     report("cule.AtariVectorEnv vs ale_py.vector.AtariVectorEnv (steps per row; 4 envs unless noted)",
            format_table(sorted(ROWS)))
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_frame_limit_of_0_or_less_is_no_limit_as_in_ale_interface(limit):
+    """ALEInterface takes max_num_frames_per_episode 0 or below as no limit, and so does cule. (ale-py 0.12.1's
+    vector env truncates every step instead; docs/vector_env.md says which one cule follows.)"""
+    from ale_py import ALEInterface, LoggerMode, roms
+
+    ALEInterface.setLoggerMode(LoggerMode.Error)
+    ale = ALEInterface()
+    ale.setInt("max_num_frames_per_episode", limit)
+    ale.loadROM(roms.get_rom_path("pong"))
+    env = cule.AtariVectorEnv("pong", 1, max_num_frames_per_episode=limit, noop_max=0, repeat_action_probability=0.0)
+    env.reset(seed=0)
+    truncated = []
+    for _ in range(300):  # 1,200 frames
+        for _ in range(4):
+            ale.act(0)
+        truncated.append((ale.game_truncated(), bool(env.step(torch.zeros(1, dtype=torch.int64))[3][0])))
+    assert truncated == [(False, False)] * 300 and ale.getEpisodeFrameNumber() == 1200

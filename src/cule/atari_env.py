@@ -31,7 +31,6 @@ from gymnasium.utils import seeding
 from .backends import INFO_OUTPUTS
 from .games import ACTION_NAMES
 from .make import make
-from .palettes import palette_for
 from .roms import list_games
 from .vector_env import AtariVectorEnv
 
@@ -228,7 +227,7 @@ class AleView:
         return _filled(buffer, self._env.vector.blocks[0].rgb(self._screen()))  # the game block's own palette
 
     def getScreenGrayscale(self, buffer: np.ndarray | None = None):  # noqa: N802
-        return _filled(buffer, palette_for(self._env.vector.blocks[0].is_pal)[1][self._screen()])
+        return _filled(buffer, self._env.vector.blocks[0].gray(self._screen()))
 
     def getMinimalActionSet(self) -> np.ndarray:  # noqa: N802
         return self._env.vector.get_action_set()

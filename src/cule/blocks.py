@@ -94,6 +94,10 @@ class GameBlock:
         """RGB of palette indices [..., H, 160] with this block's palette (NTSC or PAL)."""
         return palette_for(self.is_pal)[0][screens]
 
+    def gray(self, screens: np.ndarray) -> np.ndarray:
+        """ALE's grayscale (the palette's luminance) of palette indices [..., H, 160], NTSC or PAL."""
+        return palette_for(self.is_pal)[1][screens]
+
 
 def blocks_of(blocks: list[GameBlock], backend, ids: np.ndarray) -> list[tuple[GameBlock, np.ndarray]]:
     """(block, positions in ids of its environments) for each block with environments among ids; `backend`
