@@ -274,10 +274,11 @@ def test_set_refuses_what_the_commands_own_flags_set():
 
 def test_frames_stop_the_ppo_preset_without_shortening_its_schedule(tmp_path):
     """--frames is where the run stops: the preset's learning rate still anneals over its 40M frames."""
-    summary = _run(tmp_path, "--trainer", "ppo", "--frames", "8192", "--num-envs", "8", "--eval-episodes", "0")
-    assert summary["settings"]["total_frames"] == 8192 and summary["settings"]["schedule_frames"] == 40_000_000
+    summary = _run(tmp_path, "--trainer", "ppo", "--frames", "1024", "--num-envs", "8", "--eval-episodes", "0",
+                   "--set", "num_steps=16")
+    assert summary["settings"]["total_frames"] == 1024 and summary["settings"]["schedule_frames"] == 40_000_000
     rates = [float(r["learning_rate"]) for r in csv.DictReader(open(tmp_path / "log.csv"))]
-    assert rates == [2.5e-4 * (1 - frames / 40_000_000) for frames in (0, 4096)]  # 8 x 128 steps x 4 frames
+    assert rates == [2.5e-4 * (1 - frames / 40_000_000) for frames in (0, 512)]  # 8 envs x 16 steps x 4 frames
 
 
 def test_ctrl_c_ends_the_training_and_the_summary_follows(tmp_path):
