@@ -2,6 +2,7 @@
 the log; the evaluation follows the papers' protocol; --set reaches the trainer and refuses what it does not know."""
 import csv
 import json
+import re
 
 import pytest
 
@@ -256,11 +257,19 @@ def test_the_summary_finds_the_first_test_at_the_target(tmp_path, monkeypatch):
     assert (tmp_path / "curve.png").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("flags,message", [(["--test-every", "-1"], "--test-every"),
-                                           (["--test-every", "1000", "--test-episodes", "0"], "--test-episodes")])
-def test_test_flags_refuse_what_cannot_run(tmp_path, flags, message):
-    with pytest.raises(ValueError, match=message):
-        _run(tmp_path, "--trainer", "ppo", "--frames", "1024", "--num-envs", "8", *flags)
+@pytest.mark.parametrize("flags,message", [
+    (["--test-every", "-1"], "--test-every must be at least 0, got -1"),
+    (["--test-every", "1000", "--test-episodes", "0"], "--test-episodes must be at least 1, got 0"),
+    (["--game", "pongg"], "Unknown game 'pongg'. Did you mean 'pong'"),
+    (["--trainer", "a2c_vtrace", "--num-envs", "6"], "--num-envs \\(6\\) must be a multiple of --num-batches \\(4\\)"),
+    (["--set", "optimizer=sgd"], "--optimizer must be one of 'adam', 'rmsprop', got 'sgd'"),
+])
+def test_the_trainers_checks_stop_the_command_with_one_line(tmp_path, flags, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        train.main(["--trainer", "ppo", "--frames", "1024", "--num-envs", "8", "--quiet", "--output-dir",
+                    str(tmp_path), *flags])
+    assert stop.value.code == 2 and re.search(message, capsys.readouterr().err)
+    assert not any(tmp_path.iterdir())
 
 
 def test_set_refuses_what_the_commands_own_flags_set():

@@ -189,7 +189,7 @@ def test_a2c_vtrace_lockstep_trains_each_batch_on_its_own_last_steps(tmp_path, m
 def test_a2c_vtrace_lockstep_needs_whole_steps_per_update(tmp_path):
     from cule.trainers.a2c_vtrace import Args as A2CArgs, train as train_a2c
 
-    with pytest.raises(ValueError, match="multiple of num_batches"):
+    with pytest.raises(ValueError, match="--num-steps \\(6\\) must be a multiple of --num-batches"):
         train_a2c(A2CArgs(game="sanity", num_envs=8, num_batches=4, num_steps=6, lockstep=True,
                           output_dir=str(tmp_path), quiet=True))
 
@@ -371,6 +371,16 @@ def test_one_agent_on_several_games_is_tested_on_each(tmp_path, monkeypatch):
     ("ppo_jax", ["--game", "pongg"], "Unknown game 'pongg'"),
     ("rainbow", ["--device", "tpu"], "device must be 'cpu' or 'cuda\\[:N\\]', got 'tpu'"),
     ("ppo", ["--schedule-frames", "-1"], "--schedule-frames must be at least 0"),
+    ("ppo", ["--network", "resnet"], "argument --network: invalid choice: 'resnet'"),
+    ("rainbow", ["--optimizer", "sgd"], "argument --optimizer: invalid choice: 'sgd'"),
+    ("a2c_vtrace", ["--reset-mode", "fast"], "argument --reset-mode: invalid choice: 'fast'"),
+    ("a2c_vtrace", ["--num-envs", "6"], "--num-envs \\(6\\) must be a multiple of --num-batches \\(4\\)"),
+    ("a2c_vtrace", ["--start-steps", "10"], "--start-steps \\(10\\) staggers the episodes of --lockstep"),
+    ("ppo", ["--test-episodes", "0"], "--test-episodes must be at least 1, got 0"),
+    ("ppo", ["--checkpoint-every", "0"], "--checkpoint-every must be at least 1, got 0"),
+    ("rainbow", ["--log-every", "0"], "--log-every must be at least 1, got 0"),
+    ("rainbow", ["--target-update-every", "0"], "--target-update-every must be at least 1, got 0"),
+    ("rainbow", ["--env-steps-per-update", "0"], "--env-steps-per-update must be above 0, got 0.0"),
 ] + ([("a2c_vtrace", ["--device", "cuda"], "device 'cuda' needs a CUDA GPU")] if not torch.cuda.is_available() else []))
 def test_bad_arguments_stop_before_the_run_with_one_line(module, flags, message, tmp_path, capsys):
     import importlib
@@ -457,13 +467,10 @@ def test_ctrl_c_stops_at_the_end_of_the_update_with_a_checkpoint_that_resumes(tm
     _until_logged(resumed, tmp_path / "log.csv", len(logged) + 2)
     resumed.send_signal(signal.SIGINT)
     time.sleep(0.05)
-    resumed.send_signal(signal.SIGINT)
+    resumed.send_signal(signal.SIGINT)  # as torchrun passes the terminal's on: the same press, not a second one
     _, err = resumed.communicate(timeout=60)
     assert "Traceback" not in err
-    if resumed.returncode == 130:  # the second press came before the first had stopped the run
-        assert err.strip().endswith("holds the last checkpoint written")
-    else:
-        assert resumed.returncode == 0
+    assert resumed.returncode == 0 and "stopped after" in err
     rows = [int(r["frames"]) for r in _ppo_rows(tmp_path)]
     assert rows[:len(logged)] == logged and rows[len(logged)] > saved["frames"]  # the log went on from there
 
@@ -480,10 +487,11 @@ def test_a_second_ctrl_c_stops_at_once_with_status_130(tmp_path):
     while not (tmp_path / checkpoint.NAME).exists():  # the run has stopped training and begun evaluating
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.1)
-    time.sleep(1.0)
+    time.sleep(1.2)  # past CtrlC.SAME_PRESS_S: a press of its own
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert err.strip().splitlines()[-1] == f"stopped at once: {tmp_path}/{checkpoint.NAME} holds the last checkpoint written"
+    last = err.strip().splitlines()[-1]
+    assert last == f"stopped at once: {tmp_path}/{checkpoint.NAME} holds the last checkpoint written"
     assert not (tmp_path / "eval.json").exists()

@@ -56,7 +56,18 @@ class Args(ActorCriticArgs):
                 "together (CuLE's --ale-start-steps, 400); 0: every episode starts at the first step"})
     clip_rho: float = field(default=1.0, metadata={"help": "V-trace rho-bar"})
     clip_c: float = field(default=1.0, metadata={"help": "V-trace c-bar"})
-    checkpoint_every: int = field(default=20, metadata={"help": "updates between checkpoints"})
+    checkpoint_every: int = field(default=20, metadata={"min": 1, "help": "updates between checkpoints"})
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.num_envs % self.num_batches:
+            raise ValueError(f"--num-envs ({self.num_envs}) must be a multiple of --num-batches ({self.num_batches})")
+        if self.start_steps < 0 or (self.start_steps and not self.lockstep):
+            raise ValueError(f"--start-steps ({self.start_steps}) staggers the episodes of --lockstep: give it with "
+                             f"--lockstep, at 0 or more")
+        if self.lockstep and self.num_steps % self.num_batches:
+            raise ValueError(f"--lockstep trains a batch every num_steps / num_batches steps: --num-steps "
+                             f"({self.num_steps}) must be a multiple of --num-batches ({self.num_batches})")
 
 
 @dataclass
@@ -120,14 +131,8 @@ def train(args: Args) -> dict:
     """Runs A2C + V-trace; returns the final figures."""
     ranks = Dist(args)  # under torchrun: this rank's share of every batch, on its own GPU
     local = ranks.local_envs(args.num_envs)
-    if local % args.num_batches:
+    if local % args.num_batches:  # under torchrun (Args checks the whole count)
         raise ValueError(f"num_envs per process ({local}) must be a multiple of num_batches ({args.num_batches})")
-    if args.start_steps < 0 or (args.start_steps and not args.lockstep):
-        raise ValueError(f"--start-steps ({args.start_steps}) staggers the episodes of --lockstep: give it with "
-                         f"--lockstep, at 0 or more")
-    if args.lockstep and args.num_steps % args.num_batches:
-        raise ValueError(f"--lockstep trains a batch every num_steps / num_batches steps: num_steps "
-                         f"({args.num_steps}) must be a multiple of num_batches ({args.num_batches})")
     Run.seed(args.seed)
     return (_lockstep if args.lockstep else _in_turns)(args, ranks, local // args.num_batches)
 

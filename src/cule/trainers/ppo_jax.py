@@ -34,7 +34,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without jax
     raise ImportError("cule.trainers.ppo_jax needs JAX: pip install 'cule[jax]'") from error
 
-from cule.trainers.common.args import check_games_and_device, check_minimums, parse
+from cule.trainers.common.args import check_games_and_device, check_fields, parse
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Args:
         "help": "score whose first time and frame count summary.json reports, marked on the curve"})
 
     def __post_init__(self):
-        check_minimums(self)
+        check_fields(self)
         check_games_and_device([self.game])  # the device is JAX's here, not torch's
 
 

@@ -51,7 +51,8 @@ class Args(CommonArgs):
     learning_rate: float = field(default=6.25e-5, metadata={"help": "Adam learning rate (Rainbow)"})
     adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (Rainbow)"})
     max_grad_norm: float = field(default=10.0, metadata={"help": "gradient clipping"})
-    checkpoint_every: int = field(default=1000, metadata={"help": "vector steps (of all envs) between checkpoints"})
+    checkpoint_every: int = field(default=1000, metadata={
+        "min": 1, "help": "vector steps (of all envs) between checkpoints"})
     # Rainbow's parts
     double: bool = field(default=True, metadata={"help": "double Q-learning: online argmax, target evaluation"})
     dueling: bool = field(default=True, metadata={"help": "dueling value and advantage streams"})
@@ -61,41 +62,45 @@ class Args(CommonArgs):
     v_max: float = field(default=10.0, metadata={"help": "highest atom of the C51 support"})
     n_step: int = field(default=3, metadata={"min": 1, "help": "steps of the truncated multi-step return"})
     prioritized: bool = field(default=True, metadata={"help": "proportional prioritized replay; off: uniform"})
-    priority_alpha: float = field(default=0.5, metadata={"help": "priority exponent (Rainbow 0.5, Ape-X 0.6)"})
+    priority_alpha: float = field(default=0.5, metadata={
+        "min": 0, "help": "priority exponent (Rainbow 0.5, Ape-X 0.6)"})
     priority_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent, annealed linearly to 1"})
     schedule_frames: int = schedule_field("--priority-beta rises to 1")
     noisy: bool = field(default=True, metadata={"help": "noisy linear layers in the heads (exploration by noise)"})
     noisy_sigma0: float = field(default=0.5, metadata={"help": "initial noise scale of the noisy layers"})
     # replay and learner
-    buffer_size: int = field(default=1_000_000, metadata={
+    buffer_size: int = field(default=1_000_000, metadata={"min": 1,
         "help": "replay capacity in transitions (7 KB each: one 84x84 frame; pages are used as the ring fills)"})
     batch_size: int = field(default=32, metadata={"min": 1, "help": "transitions per gradient step"})
-    learning_starts: int = field(default=20_000, metadata={
+    learning_starts: int = field(default=20_000, metadata={"min": 0,
         "help": "transitions collected (in this process: also after --resume) before learning starts; at most "
                 "half of the run's transitions, so that short runs learn too"})
     env_steps_per_update: float = field(default=4.0, metadata={
         "help": "environment steps (all envs together) per gradient step: the actor/learner ratio"})
-    target_update_every: int = field(default=2000, metadata={"help": "gradient steps between target-network copies"})
+    target_update_every: int = field(default=2000, metadata={
+        "min": 1, "help": "gradient steps between target-network copies"})
     # exploration
     apex: bool = field(default=True, metadata={
         "help": "Ape-X actors: a fixed epsilon per env and initial priorities computed by the actors"})
     apex_epsilon: float = field(default=0.4, metadata={
         "help": "Ape-X: epsilon_i = apex_epsilon^(1 + apex_alpha i/(N-1))"})
     apex_alpha: float = field(default=7.0, metadata={"help": "Ape-X: exponent spread of the per-env epsilons"})
-    actor_sync_every: int = field(default=0, metadata={
+    actor_sync_every: int = field(default=0, metadata={"min": 0,
         "help": "gradient steps between copies of the learner's network to the actors' (0: actors use it directly)"})
     epsilon_start: float = field(default=1.0, metadata={"help": "without --apex or --noisy: initial epsilon"})
     epsilon_end: float = field(default=0.01, metadata={"help": "without --apex or --noisy: final epsilon"})
-    epsilon_decay_frames: int = field(default=1_000_000, metadata={
+    epsilon_decay_frames: int = field(default=1_000_000, metadata={"min": 0,
         "help": "without --apex or --noisy: frames over which epsilon decays linearly"})
     eval_epsilon: float = field(default=0.001, metadata={
         "help": "epsilon of the tests and the final evaluation (noise off)"})
-    log_every: int = field(default=50, metadata={"help": "vector steps between log lines"})
+    log_every: int = field(default=50, metadata={"min": 1, "help": "vector steps between log lines"})
 
     def __post_init__(self):
         super().__post_init__()
         if not self.v_min < self.v_max:
             raise ValueError(f"--v-min ({self.v_min}) must be below --v-max ({self.v_max})")
+        if not self.env_steps_per_update > 0:
+            raise ValueError(f"--env-steps-per-update must be above 0, got {self.env_steps_per_update}")
 
 
 def apex_epsilons(num_envs: int, epsilon: float, alpha: float) -> torch.Tensor:
@@ -207,7 +212,8 @@ class GradientSteps:
         if replay.written * self.envs < self.learning_starts or replay.written <= a.n_step + 1:
             return
         self.credit += local_envs / a.env_steps_per_update
-        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / (a.schedule_frames or a.total_frames))
+        schedule = a.schedule_frames or a.total_frames
+        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / schedule)
         while self.credit >= 1:
             self.credit -= 1
             self.step(beta)

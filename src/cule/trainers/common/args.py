@@ -33,20 +33,25 @@ def parse(cls, argv: list[str] | None = None, description: str | None = None):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=help_text)
         else:
             base = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
-            parser.add_argument(*names, dest=f.name, type=base, default=default, help=help_text)
+            parser.add_argument(*names, dest=f.name, type=base, default=default, help=help_text,
+                                choices=f.metadata.get("choices"))
     try:
         return cls(**vars(parser.parse_args(argv)))
     except (ValueError, CudaUnavailableError) as e:  # the dataclass's own checks (__post_init__): one line
         parser.error(str(e))
 
 
-def check_minimums(args) -> None:
-    """A count below its least sensible value (a field's metadata "min") stops here, naming the flag, instead of
-    failing deep in a run; for a dataclass's __post_init__."""
+def check_fields(args) -> None:
+    """A value outside its field's range stops here, naming the flag, instead of failing deep in a run: a count
+    below its least sensible value (metadata "min"), a name that is none of its choices (metadata "choices",
+    which --help lists too); for a dataclass's __post_init__."""
     for f in dataclasses.fields(args):
-        least = f.metadata.get("min")
-        if least is not None and getattr(args, f.name) < least:
-            raise ValueError(f"--{f.name.replace('_', '-')} must be at least {least}, got {getattr(args, f.name)}")
+        value, flag = getattr(args, f.name), f"--{f.name.replace('_', '-')}"
+        least, choices = f.metadata.get("min"), f.metadata.get("choices")
+        if least is not None and value < least:
+            raise ValueError(f"{flag} must be at least {least}, got {value}")
+        if choices is not None and value not in choices:
+            raise ValueError(f"{flag} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
 def check_games_and_device(games: list[str], device: str | None = None) -> None:

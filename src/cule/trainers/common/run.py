@@ -15,14 +15,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from cule.checks import RESET_MODES
 from cule.trainers.common import checkpoint
-from cule.trainers.common.args import check_games_and_device, check_minimums, parse
+from cule.trainers.common.args import check_games_and_device, check_fields, parse
 from cule.trainers.common.distributed import Dist
 from cule.trainers.common.envs import EnvContract, game_list
 from cule.trainers.common.evaluate import EVAL_SEED, evaluate, plot_curve, plot_games
 from cule.trainers.common.human_scores import log_scalars
-from cule.trainers.common.models import ObsNorm, network
+from cule.trainers.common.models import NETWORKS, ObsNorm, network
 
+OPTIMIZERS = ("adam", "rmsprop")
 TEST_SEED = 54321  # test k's environments are seeded TEST_SEED + k, apart from the final evaluation's
 SNAPSHOTS = "snapshots"  # output_dir's folder of the weights kept for tests run later (test_later)
 
@@ -44,35 +46,37 @@ class CommonArgs:
     seed: int = field(default=1, metadata={"help": "seed of the environments, the network and the sampling"})
     output_dir: str = field(default="runs", metadata={"help": "checkpoints, log.csv and TensorBoard logs"})
     resume: bool = field(default=False, metadata={"help": "continue from output_dir's checkpoint if there is one"})
-    network: str = field(default="nature", metadata={
+    network: str = field(default="nature", metadata={"choices": tuple(NETWORKS),
         "help": "'nature' (Mnih et al. 2015), 'impala' (ResNet) or 'data-efficient' (two 5x5/5 convolutions, "
                 "van Hasselt et al. 2019: a fifth of the learner time on a CPU)"})
     learning_rate: float = field(default=5e-4, metadata={"help": "the optimizer's learning rate (CuLE Table 4)"})
     adam_eps: float = field(default=1.5e-4, metadata={"help": "Adam epsilon (CuLE Table 4)"})
-    optimizer: str = field(default="adam", metadata={
+    optimizer: str = field(default="adam", metadata={"choices": OPTIMIZERS,
         "help": "'adam', or 'rmsprop' (alpha --rmsprop-alpha, epsilon --rmsprop-eps: CuLE's A2C+V-trace runs, "
                 "with learning rate 6.5e-4)"})
     rmsprop_alpha: float = field(default=0.99, metadata={"help": "RMSprop's smoothing constant (CuLE: 0.99)"})
     rmsprop_eps: float = field(default=1e-5, metadata={"help": "RMSprop epsilon (CuLE: 1e-5)"})
     gamma: float = field(default=0.99, metadata={"help": "discount"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient clipping"})
-    num_threads: int = field(default=0, metadata={"help": "CPU emulation threads (0: all cores)"})
-    reset_mode: str = field(default="ale", metadata={
+    num_threads: int = field(default=0, metadata={"min": 0, "help": "CPU emulation threads (0: all cores)"})
+    reset_mode: str = field(default="ale", metadata={"choices": RESET_MODES,
         "help": "'ale': ALE's whole reset sequence at every episode start, as ale-py; 'cache': episodes start "
                 "from start states recorded at the first reset (a copy instead of ~100 emulated frames; on a GPU, "
                 "where one resetting environment holds up its warp, resets otherwise cut the frame rate)"})
-    checkpoint_every: int = field(default=10, metadata={"help": "updates between checkpoints"})
-    max_minutes: float = field(default=0.0, metadata={"help": "stop (with a checkpoint) after this much wall time; 0: none"})
-    eval_episodes: int = field(default=0, metadata={"help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
+    checkpoint_every: int = field(default=10, metadata={"min": 1, "help": "updates between checkpoints"})
+    max_minutes: float = field(default=0.0, metadata={
+        "min": 0, "help": "stop (with a checkpoint) after this much wall time; 0: none"})
+    eval_episodes: int = field(default=0, metadata={
+        "min": 0, "help": "episodes evaluated at the end (sticky 0.25, 108k-frame cap)"})
     eval_noops: bool = field(default=False, metadata={
         "help": "evaluate with up to 30 random no-ops at the start and no sticky actions (Mnih et al. 2015) instead"})
     video: bool = field(default=False, metadata={"help": "with --eval-episodes: write output_dir/agent.gif"})
-    test_every: int = field(default=0, metadata={
+    test_every: int = field(default=0, metadata={"min": 0,
         "help": "test the agent every this many emulator frames (0: never), training suspended meanwhile: "
                 "--test-episodes episodes by the final evaluation's protocol, their scores in "
                 "output_dir/tests.csv against the training's frames and time (the time of the tests left out), "
                 "as CuLE and the DQN papers plot test scores during training"})
-    test_episodes: int = field(default=10, metadata={"help": "episodes of each test (--test-every)"})
+    test_episodes: int = field(default=10, metadata={"min": 1, "help": "episodes of each test (--test-every)"})
     test_later: bool = field(default=False, metadata={
         "help": "with --test-every: keep the agent's weights at each test point in output_dir/snapshots/ "
                 "instead of testing it then, for --test-snapshots to test afterwards on any device. On a GPU a "
@@ -84,7 +88,7 @@ class CommonArgs:
     quiet: bool = field(default=False, metadata={"help": "no progress bar or logs (tests)"})
 
     def __post_init__(self):
-        check_minimums(self)
+        check_fields(self)
         check_games_and_device([] if self.game == "sanity" else game_list(self.game), self.device)
 
 
@@ -135,6 +139,10 @@ class CtrlC:
 
     requested = False  # read by Run.end_of_update
     _held = _pending = False
+    _first_at = 0.0
+    # A second SIGINT this soon after the first is the same press passed on: torchrun's agent sends each
+    # process the SIGINT it got from the terminal, which has already sent it to them, and kills them 30 s later.
+    SAME_PRESS_S = 1.0
 
     def __enter__(self):
         CtrlC.requested = CtrlC._held = CtrlC._pending = False
@@ -143,13 +151,15 @@ class CtrlC:
 
     @staticmethod
     def _first(signum, frame):
-        CtrlC.requested = True
+        CtrlC.requested, CtrlC._first_at = True, time.monotonic()
         signal.signal(signal.SIGINT, CtrlC._second)
         print("\nCtrl-C: the run stops at the end of this update with a checkpoint; Ctrl-C again stops at once",
               file=sys.stderr, flush=True)
 
     @staticmethod
     def _second(signum, frame):
+        if time.monotonic() - CtrlC._first_at < CtrlC.SAME_PRESS_S:
+            return
         if CtrlC._held:
             CtrlC._pending = True
         else:
@@ -250,9 +260,6 @@ class Run:
             torch.set_rng_state(state["torch_rng"].cpu())  # loaded onto the run's device with the rest
         self.dist.broadcast_(self.model)  # torchrun: every rank starts from rank 0's weights
         self.deadline = time.perf_counter() + 60 * args.max_minutes if args.max_minutes > 0 else None
-        if args.test_every < 0 or args.test_episodes < 1:
-            raise ValueError(f"--test-every ({args.test_every}) must be 0 (no tests) or more, and --test-episodes "
-                             f"({args.test_episodes}) 1 or more")
         self.act = None
         self.tests_done = self.frames // args.test_every if args.test_every else 0
         if self.dist.main:  # snapshots of a run this one replaces, or made after the checkpoint it resumes
