@@ -402,6 +402,11 @@ def test_a_new_run_over_an_old_one_says_it_replaces_it(tmp_path):
     assert first.returncode == 0 and "replaces" not in first.stderr
     second = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert second.returncode == 0 and "holds a run's checkpoint: this run replaces it" in second.stderr
+    # a resume already at its total says so, rather than ending without a word
+    log = (tmp_path / "log.csv").read_text()
+    third = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, cwd=REPO)
+    assert third.returncode == 0 and "is at 64 frames, --total-frames 64: nothing to train" in third.stderr
+    assert (tmp_path / "log.csv").read_text() == log
 
 
 def _ppo_rows(path: Path) -> list[dict]:

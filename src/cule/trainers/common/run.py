@@ -246,6 +246,10 @@ class Run:
             # A run resumed with other settings would train on, and checkpoint over, a different run; one past
             # its end (an evaluation of the checkpoint alone) trains nothing and may use fewer environments.
             trains = args.total_frames > state["frames"]
+            if 0 < args.total_frames <= state["frames"] and not args.quiet and self.dist.main:
+                print(f"--resume: the checkpoint in {args.output_dir} is at {state['frames']:,} frames, "
+                      f"--total-frames {args.total_frames:,}: nothing to train (raise --total-frames to go on)",
+                      file=sys.stderr, flush=True)
             conflicts = resume_conflicts(args, state.get("args", {})) if trains else []
             if conflicts:
                 raise ValueError(f"--resume: the checkpoint in {args.output_dir} was trained with other settings "
