@@ -77,8 +77,8 @@ def ale_loop(game: str, n: int, threads: int, steps: int, repeats: int) -> dict:
         handle, reset, step_fn = envs.xla()
     except gymnasium.error.DependencyNotInstalled as error:
         envs.close()
-        raise SystemExit(f"ale-py's XLA interface is missing a dependency ({error}); pip install 'cule[jax]' (adds chex), or run "
-                         "with --ale-envs and no counts to time cule alone") from error
+        raise SystemExit(f"ale-py's XLA interface is missing a dependency ({error}); pip install 'cule[jax]' "
+                         "(adds chex), or run with --ale-envs and no counts to time cule alone") from error
 
     def step(state, a):
         state, (obs, rewards, *_) = step_fn(state, a)
