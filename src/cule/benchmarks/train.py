@@ -75,7 +75,7 @@ import time
 from pathlib import Path
 
 from cule.benchmarks import add_output_dir
-from cule.errors import CudaUnavailableError
+from cule.trainers.common.args import ARGUMENT_ERRORS
 from cule.trainers.common.logger import TESTS
 
 # Each trainer's settings for a curve, over its Args defaults; --set overrides them.
@@ -386,13 +386,14 @@ def main(argv: list[str] | None = None) -> dict:
         settings["test_later"] = True
     module = trainer_module(args.trainer)
     out = Path(args.output_dir)
+    from cule.trainers.common.run import ctrl_c_stops
+
     try:  # the trainer's own checks (counts, names, game, device): one line, before anything runs
         run_args = module.Args(**{**settings, "game": args.game, "device": args.device, "seed": args.seed,
                                   "output_dir": str(out), "max_minutes": args.minutes if args.minutes > 0 else 0.0,
                                   "resume": args.resume, "eval_episodes": args.eval_episodes, "eval_noops": True})
-    except (ValueError, CudaUnavailableError) as e:
+    except ARGUMENT_ERRORS as e:
         parser.error(str(e))
-    from cule.trainers.common.run import ctrl_c_stops
 
     started = time.perf_counter()
     with ctrl_c_stops(str(out)):  # the first Ctrl-C ends the training; the summary and curve follow

@@ -201,6 +201,7 @@ class GradientSteps:
                  envs: int, learning_starts: int):
         self.args, self.run, self.learner, self.actor, self.replay = args, run, learner, actor, replay
         self.envs, self.learning_starts = envs, learning_starts  # all ranks' envs and transitions
+        self.schedule = args.schedule_frames or args.total_frames  # beta's, in frames
         self.grad_steps, self.credit = run.extra.get("grad_steps", 0), run.extra.get("credit", 0.0)
         device = run.device
         self.loss_sum, self.q_sum, self.count = torch.zeros((), device=device), torch.zeros((), device=device), 0
@@ -212,8 +213,7 @@ class GradientSteps:
         if replay.written * self.envs < self.learning_starts or replay.written <= a.n_step + 1:
             return
         self.credit += local_envs / a.env_steps_per_update
-        schedule = a.schedule_frames or a.total_frames
-        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / schedule)
+        beta = a.priority_beta + (1 - a.priority_beta) * min(1.0, self.run.frames / self.schedule)
         while self.credit >= 1:
             self.credit -= 1
             self.step(beta)

@@ -12,6 +12,10 @@ import typing
 
 from cule.errors import CudaUnavailableError
 
+# What an Args dataclass's checks raise (__post_init__: check_fields, check_games_and_device, cross-checks);
+# a command line turns them into argparse's one-line error.
+ARGUMENT_ERRORS = (ValueError, CudaUnavailableError)
+
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """Defaults after each flag's help, and the description (a trainer's docstring) kept as written."""
@@ -37,7 +41,7 @@ def parse(cls, argv: list[str] | None = None, description: str | None = None):
                                 choices=f.metadata.get("choices"))
     try:
         return cls(**vars(parser.parse_args(argv)))
-    except (ValueError, CudaUnavailableError) as e:  # the dataclass's own checks (__post_init__): one line
+    except ARGUMENT_ERRORS as e:
         parser.error(str(e))
 
 
