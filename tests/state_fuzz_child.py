@@ -61,6 +61,7 @@ def mutate(rng, payload: np.ndarray, spans) -> None:
         bits = 8 * width
         value = [0, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1, int(rng.integers(1 << bits, dtype=np.uint64)),
                  int(rng.integers(300)), (1 << bits) - 1 - int(rng.integers(300))][rng.integers(7)]
+        value &= (1 << bits) - 1  # the small and near-top values wrap in a one-byte field
         payload[at:at + width] = np.frombuffer(int(value).to_bytes(width, "little"), np.uint8)
     else:
         payload[rng.integers(len(payload))] ^= np.uint8(1 << int(rng.integers(8)))

@@ -205,3 +205,19 @@ def test_cuda_outputs_and_actions_cross_without_a_copy():
     assert all(shares(a, t) for a, t in zip(out[:4], step[:4]))
     env.close()
     plain.close()
+
+
+def test_continuous_actions_go_through_wrap_and_make_refuses_them():
+    wrapped = cj.wrap(cule.AtariVectorEnv("pong", 2, continuous=True))
+    plain = cule.AtariVectorEnv("pong", 2, continuous=True)
+    wrapped.reset(seed=3)
+    plain.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        acts = rng.uniform([0, -np.pi, 0], [1, np.pi, 1], (2, 3)).astype(np.float32)
+        a, b = wrapped.step(jnp.asarray(acts)), plain.step(acts)
+        np.testing.assert_array_equal(np.asarray(a[0]), b[0].numpy())
+    with pytest.raises(ValueError, match="cule.jax.wrap"):
+        cj.make("pong", 2, continuous=True)
+    wrapped.close()
+    plain.close()

@@ -129,6 +129,7 @@ BAD_VALUES = [
     ("cart.music_fraction_bits", "pitfall2", np.float64(1.0).view(np.uint64), "<u8"),
     ("ale.mode", "pong", 7, "<u2"), ("ale.difficulty", "pong", 3, "u1"),
     ("ale.paddle", "pong", 2**31 - 1, "<i4"), ("events.paddle_resistance", "kaboom", -100, "<i4"),
+    ("paddle_step_a", "pong", 2**22 + 1, "<i4"), ("paddle_step_a", "kaboom", -1, "<i4"),
     ("sticky_rng.index", "pong", 625, "<u4"), ("noop_rng.index", "pong", 1 << 20, "<u4"),
     ("stack_index", "pong", 4, "<i4"), ("stack_index", "seaquest", -1, "<i4"),
 ]
@@ -143,6 +144,7 @@ EXPECTED = {"tia.config": "kTiaConfig", "tia.current_buffer": "kTiaBuffer", "tia
             "riot.interval_shift": "kRiotTimer", "cart.bank": "kCartBank", "cart.slice": "kCartBank",
             "cart.counter": "kCartFetchers", "cart.music_fraction_bits": "kCartFetchers", "ale.mode": "kAleMode",
             "ale.difficulty": "kAleMode", "ale.paddle": "kAlePaddles", "events.paddle_resistance": "kAlePaddles",
+            "paddle_step_a": "kAlePaddles",
             "sticky_rng.index": "kStickyRng", "noop_rng.index": "kNoopRng", "stack_index": "kStackIndex"}
 FAULTS = {name: (part, field) for name, part, field, rule in _core.state_faults}
 

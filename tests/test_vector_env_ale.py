@@ -45,6 +45,14 @@ def _first_difference(theirs, ours, done_mask=None):
     return None
 
 
+def random_actions(rng, space, num_envs):
+    """Random actions of one environment's action space, for num_envs: indices, or continuous (radius, theta,
+    fire) float32 with radii up to 1.5, past the space's bound, since ale-py takes them (stronger paddles)."""
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return rng.integers(0, space.n, size=num_envs)
+    return rng.uniform(space.low, space.high * np.array([1.5, 1, 1], np.float32), (num_envs, 3)).astype(np.float32)
+
+
 def compare(game, steps, seed=0, num_envs=4, **kwargs):
     """Steps both vector envs; returns (first mismatching step or None, what differed)."""
     kwargs = {"num_threads": 2, **kwargs}
@@ -58,7 +66,7 @@ def compare(game, steps, seed=0, num_envs=4, **kwargs):
             return 0, "reset " + what
         rng = np.random.default_rng(seed)
         for t in range(1, steps + 1):
-            actions = rng.integers(0, theirs.single_action_space.n, size=num_envs)
+            actions = random_actions(rng, theirs.single_action_space, num_envs)
             theirs_step = theirs.step(actions)
             ours_step = ours.step(torch.from_numpy(actions))
             done = theirs_step[2] | theirs_step[3]

@@ -25,9 +25,10 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import torch
-from gymnasium.spaces import Box, Discrete
+from gymnasium.spaces import Box
 from gymnasium.utils import seeding
 
+from . import continuous
 from .backends import INFO_OUTPUTS
 from .games import ACTION_NAMES
 from .make import make
@@ -49,8 +50,9 @@ class AtariEnv(gymnasium.Env):
 
     Args are ale-py's ``AtariEnv``'s: game (ALE id), mode, difficulty, obs_type ("rgb", "grayscale" or "ram"),
     frameskip (an int), repeat_action_probability, full_action_space, max_num_frames_per_episode (truncation,
-    None: never), render_mode (None or "rgb_array"). Continuous actions, stochastic frameskip, sound and
-    the "human" render mode are not supported (ValueError).
+    None: never), render_mode (None or "rgb_array"), continuous and continuous_action_threshold (actions
+    (radius, theta, fire) as float32 [3], cule.continuous). Stochastic frameskip, sound and the "human" render
+    mode are not supported (ValueError).
 
     ``reset(seed=s)`` seeds ALE as ale-py does (SeedSequence(s)'s second word); ``reset()`` starts a new episode
     on the same console and RNG. Stepping on after an episode ended starts the next one (cule's NextStep
@@ -62,15 +64,17 @@ class AtariEnv(gymnasium.Env):
     def __init__(self, game: str, mode: int | None = None, difficulty: int | None = None, obs_type: str = "rgb",
                  frameskip: int = 4, repeat_action_probability: float = 0.25, full_action_space: bool = False,
                  max_num_frames_per_episode: int | None = None, render_mode: str | None = None,
-                 continuous: bool = False, sound_obs: bool = False, **unsupported):
+                 continuous: bool = False, continuous_action_threshold: float = 0.5, sound_obs: bool = False,
+                 **unsupported):
         if unsupported:
             raise TypeError(f"AtariEnv got unknown arguments {sorted(unsupported)}")
         self._arguments = dict(game=game, mode=mode, difficulty=difficulty, obs_type=obs_type, frameskip=frameskip,
                                repeat_action_probability=repeat_action_probability,
                                full_action_space=full_action_space,
-                               max_num_frames_per_episode=max_num_frames_per_episode, render_mode=render_mode)
-        if continuous or sound_obs:
-            raise ValueError("continuous actions and sound observations are not supported")
+                               max_num_frames_per_episode=max_num_frames_per_episode, render_mode=render_mode,
+                               continuous=continuous, continuous_action_threshold=continuous_action_threshold)
+        if sound_obs:
+            raise ValueError("sound observations are not supported")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if obs_type not in ("rgb", "grayscale", "ram"):
@@ -83,8 +87,10 @@ class AtariEnv(gymnasium.Env):
                            obs_type="rgb" if obs_type == "ram" else obs_type, frameskip=int(frameskip),
                            repeat_action_probability=repeat_action_probability,
                            full_action_space=full_action_space, max_num_frames_per_episode=max_num_frames_per_episode,
-                           num_threads=1)
-        self.action_space = Discrete(len(self.vector.action_set))
+                           num_threads=1, continuous=continuous, continuous_action_threshold=continuous_action_threshold)
+        self.continuous = self.vector.continuous
+        self.continuous_action_threshold = self.vector.continuous_action_threshold
+        self.action_space = self.vector.single_action_space
         self.observation_space = (Box(0, 255, (128,), np.uint8) if obs_type == "ram"
                                   else self.vector.single_observation_space)
         self._started = False
@@ -130,9 +136,14 @@ class AtariEnv(gymnasium.Env):
         self._check_open()
         if not self._started:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
-        if not self.action_space.contains(action):
+        if self.continuous:  # ale-py takes any float32 [3], also outside its Box (a radius above 1 is stronger)
+            actions = np.asarray(action)[None]
+            continuous.check_batch(actions, 1)
+        elif not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
-        r = self.vector._step_arrays(np.array([action], dtype=np.int64))
+        else:
+            actions = np.array([action], dtype=np.int64)
+        r = self.vector._step_arrays(actions)
         return (self._obs(r.obs), float(r.rewards[0]), bool(r.terminated[0]), bool(r.truncated[0]),
                 self._info(vars(r)))
 
@@ -149,6 +160,8 @@ class AtariEnv(gymnasium.Env):
     def get_keys_to_action(self) -> dict[tuple[str, ...], int]:
         """Keys for gymnasium.utils.play, as ale-py's: w, s, a, d for up, down, left and right, space for FIRE and
         e for NOOP; a combined action presses its keys together."""
+        if self.continuous:  # as ale-py's
+            raise AttributeError("get_keys_to_action can't be provided for this Atari environment as continuous=True")
         keys = {"UP": "w", "DOWN": "s", "LEFT": "a", "RIGHT": "d", "FIRE": " "}
         mapping = {}
         for index, name in enumerate(self.get_action_meanings()):

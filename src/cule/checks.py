@@ -31,7 +31,7 @@ def autoreset_mode(value) -> AutoresetMode:
 
 
 def check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, noop_max, reset_cache_size,
-                    repeat_action_probability, reset_mode, continuous) -> None:
+                    repeat_action_probability, reset_mode) -> None:
     """The checks of the constructor's arguments that need no ROM, in the order their errors take."""
     # Upper bounds: what the C++ fields hold (int32), and for the start cache what a seeded reset rebuilds in time
     # (each entry is ALE's reset sequence, some 6 ms and 120 KB).
@@ -50,9 +50,6 @@ def check_arguments(*, num_envs, frameskip, stack_num, batch_size, num_threads, 
         raise ValueError(f"repeat_action_probability must be a number in [0, 1], got {repeat_action_probability!r}")
     if reset_mode not in RESET_MODES:
         raise ValueError(f"reset_mode must be one of {RESET_MODES}, got {reset_mode!r}")
-    if continuous:
-        raise NotImplementedError("continuous actions are not supported; use discrete actions "
-                                  "(full_action_space=True gives ALE's legal action set)")
 
 
 def is_int(value) -> bool:

@@ -186,6 +186,9 @@ class JitEnv:
         if str(kwargs.get("autoreset_mode", "NextStep")).lower().replace("_", "") not in (
                 "nextstep", "autoresetmode.nextstep"):
             raise ValueError("cule.jax.make supports NextStep autoreset only")
+        if kwargs.get("continuous"):  # its words need float64 arithmetic, which JAX leaves off by default
+            raise ValueError("cule.jax.make takes action indices only; for continuous actions use "
+                             "cule.jax.wrap(cule.AtariVectorEnv(..., continuous=True))")
         device = torch.device(kwargs.get("device", "cpu"))
         self.planned = device.type == "cuda" or bool(kwargs.get("_shim"))  # the CUDA backend's kernels
         if self.planned and kwargs.get("reset_mode", "ale") != "ale":

@@ -35,7 +35,7 @@ import torch
 from .errors import StateError
 
 MAGIC = b"CuLE"
-VERSION = 2
+VERSION = 3
 HEADER_BYTES = 64
 _NAME_BYTES = 32
 DIGEST = slice(56, 64)  # header bytes of the payload's digest; every other header byte is the same in all rows

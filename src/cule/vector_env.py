@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import backends, checks, mixed
+from . import continuous as continuous_module
 from .batching import BatchQueue
 from .blocks import GameBlock, rgb_of
 from .env_states import EnvStates
@@ -44,7 +45,11 @@ class AtariVectorEnv(VectorEnv):
         full_action_space: ALE's legal action set (getLegalActionSet: all 18 actions for every game but skiing
             and lost_luggage, which have 9) instead of the game's minimal set (None: the minimal set for one
             game, ALE's 18 actions for a mixed batch).
-        continuous, continuous_action_threshold: not supported (raises).
+        continuous: each action is three floats (radius, theta, fire) in [0, 1] x [-pi, pi] x [0, 1]
+            instead of an index: the joystick direction of (radius cos theta, radius sin theta) and fire, each
+            axis and fire on when beyond ``continuous_action_threshold``; the radius is also the paddle
+            strength (cule.continuous). Implies ALE's legal action set (``action_set``).
+        continuous_action_threshold: see ``continuous``.
         autoreset_mode: ``NextStep``: an environment whose episode ended is reset by the next step, which ignores
             its action and returns the new episode's first observation with reward 0. ``SameStep``: it is reset
             within the step that ended it; the step returns the new episode's observation and
@@ -90,6 +95,7 @@ class AtariVectorEnv(VectorEnv):
         self.backend = None  # set first: __del__ runs even when a check below raises
         flags = dict(grayscale=grayscale, maxpool=maxpool, episodic_life=episodic_life, life_loss_info=life_loss_info,
                      reward_clipping=reward_clipping, use_fire_reset=use_fire_reset, continuous=continuous)
+        threshold = continuous_module.check_threshold(continuous_action_threshold)
         if full_action_space is not None:  # None: the default set
             flags["full_action_space"] = full_action_space
         checks.check_types(flags=flags, img_height=img_height, img_width=img_width,
@@ -98,12 +104,13 @@ class AtariVectorEnv(VectorEnv):
         several = isinstance(game, (list, tuple, dict))
         counts = mixed.game_counts(game, num_envs) if several else [(game, num_envs)]
         full_action_space = (mixed.check_options(mode, difficulty, full_action_space) if several
-                             else bool(full_action_space))
+                             else bool(full_action_space) or bool(continuous))  # ale-py: continuous or full
         self.num_envs = sum(c for _, c in counts) if several else num_envs
         checks.check_arguments(num_envs=self.num_envs, frameskip=frameskip, stack_num=stack_num,
                                batch_size=batch_size, num_threads=num_threads, noop_max=noop_max,
                                reset_cache_size=reset_cache_size, repeat_action_probability=repeat_action_probability,
-                               reset_mode=reset_mode, continuous=continuous)
+                               reset_mode=reset_mode)
+        self.continuous, self.continuous_action_threshold = bool(continuous), threshold
         self.autoreset_mode = checks.autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self.device = checks.checked_device(device)
@@ -147,7 +154,8 @@ class AtariVectorEnv(VectorEnv):
         self.backend = mixed.batch_backend(self.blocks, self.device, backends.BackendSettings(
             action_set=self.action_set, obs_shape=self.single_observation_space.shape, frameskip=self.frameskip,
             num_threads=self.num_threads, background=self.batch_size != self.num_envs,
-            start_cache=reset_mode == "cache", shim=_shim))
+            start_cache=reset_mode == "cache", shim=_shim,
+            continuous_threshold=threshold if self.continuous else None))
         self._states = EnvStates(self.blocks, self.backend, self.device, self.num_envs)
         self._game_of = None  # info["game"] of each environment in a mixed batch
         if several:
@@ -163,7 +171,8 @@ class AtariVectorEnv(VectorEnv):
         """gymnasium's observation and action spaces, of one environment and of a batch."""
         frame = (self.img_height, self.img_width) + (() if self.grayscale else (3,))
         self.single_observation_space = Box(0, 255, frame if self._gymnasium else (self.stack_num, *frame), np.uint8)
-        self.single_action_space = Discrete(len(self.action_set))
+        self.single_action_space = (Box(*continuous_module.action_space_bounds(), (3,), np.float32) if self.continuous
+                                    else Discrete(len(self.action_set)))
         self._observation_space = None  # built when first asked for (observation_space)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
 
@@ -213,7 +222,9 @@ class AtariVectorEnv(VectorEnv):
     def step(self, actions):
         """Steps the last batch's environments; returns (obs, rewards, terminated, truncated, info).
 
-        ``actions`` (int, [batch_size], torch or numpy) index the action set. rewards are int32,
+        ``actions`` (int, [batch_size], torch or numpy) index the action set; with ``continuous=True`` they are
+        floats [batch_size, 3] (radius, theta, fire; float32 as ale-py asks, other float types are rounded to
+        it). rewards are int32,
         terminated/truncated bool, info holds env_id, lives, frame_number, episode_frame_number (int32), in a
         mixed batch game, and in SameStep mode final_obs (see Backend.gather for when).
         """

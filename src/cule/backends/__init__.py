@@ -16,8 +16,9 @@ over the CPU backend, the launch shim and, on a GPU, CUDA):
 - **Bad actions**: actions given on the host (numpy, or a CPU tensor) are
   checked at once, on either backend: a ValueError, and nothing steps.
   Actions already on a GPU are checked there, without waiting for the
-  device: one outside the action set is played as NOOP and reported by
-  ``check_deferred`` at the next reset, a call that synchronises anyway.
+  device: one outside the action set (or a continuous action that is not
+  finite) is played as NOOP and reported by ``check_deferred`` at the next
+  reset, a call that synchronises anyway.
 - **Raw reads** (``screens``, ``last_output``, ``ram``) synchronise and copy
   no more than they return: ``last_output`` is the last step's (or reset's),
   as the step's ``info`` gave it.
@@ -109,8 +110,10 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def actions(self, actions, batch_size: int):
-        """Action indices (int, [batch_size], torch or numpy) as ALE action ids for run(); raises TypeError or
-        ValueError on a bad batch (see check_action_batch)."""
+        """Action indices (int, [batch_size], torch or numpy), or continuous actions (float, [batch_size, 3],
+        with ``continuous_threshold`` set; cule.continuous), as the action words run() takes (ALE action ids, with
+        the paddle step of continuous actions above them); raises TypeError or ValueError on a bad batch (see
+        check_action_batch and cule.continuous.check_batch)."""
 
     @abc.abstractmethod
     def run(self, ids: np.ndarray, actions, seeds: np.ndarray | None, force_reset: bool):
@@ -213,6 +216,8 @@ class BackendSettings:
     # On "cpu", the CUDA backend's launch code on the host launch shim (tests); an int stands for the SM count
     # its launch geometry assumes; "device": the kernels as the device compiles them (cule.kernels.device_shim).
     shim: bool | int | str = False
+    # Continuous actions (cule.continuous) compared with this threshold; None: action indices.
+    continuous_threshold: float | None = None
 
 
 def create(emulator, device: torch.device, settings: BackendSettings) -> Backend:
@@ -231,7 +236,8 @@ def create(emulator, device: torch.device, settings: BackendSettings) -> Backend
         else:
             launcher = cuda.ShimLauncher(emulator.cart, *([] if s.shim is True else [int(s.shim)]))
         return cuda.CudaBackend(emulator, device, launcher, action_set=s.action_set, obs_shape=s.obs_shape,
-                                frameskip=s.frameskip, start_cache=s.start_cache)
+                                frameskip=s.frameskip, start_cache=s.start_cache,
+                                continuous_threshold=s.continuous_threshold)
     from .cpu import CpuBackend
     return CpuBackend(emulator, action_set=s.action_set, obs_shape=s.obs_shape, num_threads=s.num_threads,
-                      background=s.background)
+                      background=s.background, continuous_threshold=s.continuous_threshold)

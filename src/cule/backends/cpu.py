@@ -9,14 +9,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import _core
+from .. import _core, continuous
 from . import Backend, BackgroundStep, StepResult, check_action_batch, result_column
 
 
 class CpuBackend(Backend):
     def __init__(self, emulator, *, action_set: np.ndarray, obs_shape: tuple[int, ...], num_threads: int,
-                 background: bool):
+                 background: bool, continuous_threshold: float | None = None):
         self.emulator = emulator
+        self.continuous_threshold = continuous_threshold
         self.device = torch.device("cpu")
         self.action_set = action_set
         self.obs_shape = obs_shape
@@ -31,6 +32,8 @@ class CpuBackend(Backend):
             actions = actions.detach().numpy()  # a float tensor that requires grad gets the dtype error below
         else:
             actions = np.asarray(actions)
+        if self.continuous_threshold is not None:
+            return continuous.host_words(actions, self.continuous_threshold, batch_size)
         n = len(self.action_set)
         # Valid indices pass in a few cheap calls (argmin/argmax cost far less than ufuncs); anything else takes
         # the checks below, which say what is wrong.

@@ -39,7 +39,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from .. import _core
+from .. import _core, continuous
 from ..errors import CudaUnavailableError
 from ..kernels import NVRTC_PARALLEL, KernelBuild, find_binary, kernel_source, user_cache_dir
 from . import Backend, StepResult, check_action_batch, result_column, torch_dtype
@@ -340,8 +340,10 @@ class CudaBackend(Backend):
 
     def __init__(self, emulator, device: torch.device, launcher, *, action_set: np.ndarray,
                  obs_shape: tuple[int, ...], frameskip: int, start_cache: bool = False,
-                 log_accesses: int | None = None):
+                 log_accesses: int | None = None, continuous_threshold: float | None = None):
         self.emulator = emulator
+        self.continuous_threshold = continuous_threshold
+        self._joystick = torch.as_tensor(continuous.JOYSTICK.ravel(), device=device)
         self.device = device
         self.launcher = launcher
         self.obs_shape = obs_shape
@@ -401,6 +403,8 @@ class CudaBackend(Backend):
     def actions(self, actions, batch_size: int) -> torch.Tensor:
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
+        if self.continuous_threshold is not None:
+            return self._continuous_words(actions, batch_size)
         check_action_batch(actions, batch_size)
         # int64 first: torch's unsigned types lack the comparisons below (a uint64 above 2**63 reads as negative:
         # outside the set either way)
@@ -418,11 +422,25 @@ class CudaBackend(Backend):
         self._bad_action = self._bad_action | bad.any()
         return self._action_set[torch.where(bad, torch.zeros_like(actions), actions).long()]
 
+    def _continuous_words(self, actions: torch.Tensor, batch_size: int) -> torch.Tensor:
+        """Continuous actions as action words: on the host of a GPU batch with numpy's arithmetic, checked at once
+        (as the CPU backend); on the device with torch's, bad ones played as NOOP and reported later."""
+        continuous.check_batch(actions, batch_size)
+        if actions.device.type == "cpu" and self.device.type != "cpu":
+            words = continuous.host_words(actions.detach().numpy(), self.continuous_threshold, batch_size)
+            return torch.from_numpy(words).to(self.device, non_blocking=True)
+        words, bad = continuous.device_words(actions.detach().to(self.device), self.continuous_threshold,
+                                             self._joystick)
+        self._bad_action = self._bad_action | bad
+        return words
+
     def check_deferred(self) -> None:
         if bool(self._bad_action):
             self._bad_action.zero_()
-            raise ValueError(f"an action outside the action set (valid: 0..{len(self._action_set) - 1}) was sent "
-                             f"since the last reset; it was played as NOOP")
+            what = ("a continuous action that was not finite or had a radius above "
+                    f"{continuous.MAX_RADIUS:g}" if self.continuous_threshold is not None else
+                    f"an action outside the action set (valid: 0..{len(self._action_set) - 1})")
+            raise ValueError(f"{what} was sent since the last reset; it was played as NOOP")
 
     def run(self, ids, actions, seeds, force_reset):
         """State update, render pass and resets of the environments `ids`, queued on torch's current stream."""

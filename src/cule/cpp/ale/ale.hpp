@@ -17,6 +17,22 @@ enum AleAction : uint8_t {
 
 constexpr int32_t kPaddleDelta = 23000;
 
+// An action as the step path carries it (one int32 per environment, on
+// every backend): the ALE action in the low byte and, above it, player A's
+// paddle step for continuous actions. ALE moves a paddle by
+// (int)(PADDLE_DELTA * |strength|) a frame (ALEState::applyActionPaddles);
+// the step is that value plus 1, and 0 there means full strength
+// (PADDLE_DELTA), so a plain action id is a full-strength action. Steps
+// above kMaxPaddleStep move a paddle exactly as kMaxPaddleStep does (past
+// either end of every paddle range, where ALE clamps) and are stored as it.
+constexpr int kActionIdBits = 8;
+constexpr int32_t kMaxPaddleStep = 1 << 22;
+CULE_HD int action_id(int32_t word) { return word & ((1 << kActionIdBits) - 1); }
+CULE_HD int32_t paddle_step(int32_t word) {
+  const int32_t code = word >> kActionIdBits;
+  return code <= 0 ? kPaddleDelta : code - 1 < kMaxPaddleStep ? code - 1 : kMaxPaddleStep;
+}
+
 // How the ROM's controllers are wired (Stella properties of the ROM).
 struct ControllerSetup {
   uint8_t left_paddles;   // Controller.Left == PADDLES
@@ -73,17 +89,20 @@ CULE_HD void apply_joysticks(Events& e, uint8_t difficulty, int action_a, int ac
   e.joystick[1] = joystick_bits(action_b - kPlayerBNoop);
 }
 
-CULE_HD int32_t paddle_motion(int a) {
+CULE_HD int32_t paddle_motion(int a, int32_t step) {
   const uint8_t bits = joystick_bits(a);
-  if (bits & kRightBit) return -kPaddleDelta;  // RIGHT lowers the resistance
-  if (bits & kLeftBit) return kPaddleDelta;
+  if (bits & kRightBit) return -step;  // RIGHT lowers the resistance
+  if (bits & kLeftBit) return step;
   return 0;
 }
 
 // applyActionPaddles (every frame): move, clamp, then fire and reset.
-CULE_HD void apply_paddles(Events& e, AleState& s, const ControllerSetup& setup, int action_a, int action_b) {
+// `step_a` is player A's paddle step (paddle_step); player B's is always
+// full strength, as it only ever plays NOOP through ALEInterface::act.
+CULE_HD void apply_paddles(Events& e, AleState& s, const ControllerSetup& setup, int action_a, int action_b,
+                           int32_t step_a = kPaddleDelta) {
   reset_keys(e, s.difficulty);
-  const int32_t delta[2] = {paddle_motion(action_a), paddle_motion(action_b - kPlayerBNoop)};
+  const int32_t delta[2] = {paddle_motion(action_a, step_a), paddle_motion(action_b - kPlayerBNoop, kPaddleDelta)};
   for (int i = 0; i < 2; ++i) {
     int32_t p = s.paddle[i] + delta[i];
     if (p < setup.paddle_min) p = setup.paddle_min;

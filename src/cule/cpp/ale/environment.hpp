@@ -28,6 +28,7 @@ constexpr int kDrawsPerAct = 2;  // sticky-action draws of every act(), players 
   X(int32_t, elapsed_steps) /* frames since its reset, for truncation */                 \
   X(int32_t, lives)         /* lives after the last step */                              \
   X(int32_t, short_steps)   /* vector steps that had to be redrawn for short frames */   \
+  X(int32_t, paddle_step_a) /* player A's stored paddle step (ale.hpp paddle_step) */    \
   X(uint8_t, draw_all)      /* draw every frame, not only the captured ones */           \
   X(uint8_t, action_a) X(uint8_t, action_b) /* stored actions, repeated when sticky */   \
   X(uint8_t, mode_error)    /* set_mode gave up */
@@ -75,10 +76,10 @@ struct AleEnv {
   }
 
   // StellaEnvironment::emulate: joystick events once, paddles every frame.
-  CULE_HD void emulate(int action_a, int action_b, int frames) {
+  CULE_HD void emulate(int action_a, int action_b, int frames, int32_t paddle_step_a = kPaddleDelta) {
     if (!cfg.uses_paddles) ale::apply_joysticks(s.events, s.ale.difficulty, action_a, action_b);
     for (int f = 0; f < frames; ++f) {
-      if (cfg.uses_paddles) ale::apply_paddles(s.events, s.ale, cfg.controllers, action_a, action_b);
+      if (cfg.uses_paddles) ale::apply_paddles(s.events, s.ale, cfg.controllers, action_a, action_b, paddle_step_a);
       frame();
     }
   }
@@ -105,10 +106,14 @@ struct AleEnv {
   CULE_HD bool game_over() const { return s.game.terminal || truncated(); }
 
   // ALE's act() with frame_skip 1: draw the two sticky numbers, then one frame
-  // unless the episode is over. Returns the reward.
-  CULE_PHASE int act(int action_a, int action_b) {
+  // unless the episode is over. Returns the reward. `action_a` is an action
+  // word (ale.hpp): a sticky repeat keeps the paddle step with the action.
+  CULE_PHASE int act(int32_t action_a, int action_b) {
     // The draws happen even when the probability is 0 and after game over.
-    if (rng.next_double() >= cfg.repeat_action_probability) s.action_a = (uint8_t)action_a;
+    if (rng.next_double() >= cfg.repeat_action_probability) {
+      s.action_a = (uint8_t)action_id(action_a);
+      s.paddle_step_a = paddle_step(action_a);
+    }
     if (rng.next_double() >= cfg.repeat_action_probability) s.action_b = (uint8_t)action_b;
     if (game_over()) return 0;
     // noopIllegalActions; RESET is dropped too.
@@ -116,7 +121,7 @@ struct AleEnv {
     if ((a < kPlayerBNoop && !Games::is_legal(cfg.game, a)) || a == kReset) a = kNoop;
     int b = s.action_b;
     if ((b < kReset && !Games::is_legal(cfg.game, b - kPlayerBNoop)) || b == kReset) b = kPlayerBNoop;
-    emulate(a, b, 1);
+    emulate(a, b, 1, s.paddle_step_a);
     ++s.frame_number;
     ++s.episode_frame_number;
     return s.game.reward;
@@ -137,7 +142,7 @@ struct AleEnv {
   // the observation (captured as both), and truncation is ALE's own frame
   // limit.
   template <class Step, class Capture>
-  CULE_PHASE int vector_step(int action, int frameskip, int max_episode_steps, bool episodic_life,
+  CULE_PHASE int vector_step(int32_t action, int frameskip, int max_episode_steps, bool episodic_life,
                              Capture&& capture, bool& over, bool& truncated, bool& life_lost) {
     int reward = 0;
     over = truncated = life_lost = false;

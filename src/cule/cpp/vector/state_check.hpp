@@ -40,8 +40,8 @@ namespace cule {
   X(kCartFetchers, "machine", "cart.counter / cart.music_fraction_bits (DPC)",                                    \
     "counters of 11 bits, the music fraction in (-1, 1)")                                                         \
   X(kAleMode, "ale_state", "ale.mode / ale.difficulty", "the environment's mode and difficulty")                  \
-  X(kAlePaddles, "ale_state", "ale.paddle / events.paddle_resistance",                                            \
-    "paddles in [-2^30, 2^30], resistances not negative")                                                         \
+  X(kAlePaddles, "ale_state", "ale.paddle / events.paddle_resistance / paddle_step_a",                            \
+    "paddles in [-2^30, 2^30], resistances not negative, the paddle step in [0, 2^22]")                           \
   X(kStickyRng, "sticky_rng", "index", "at most 624")                                                             \
   X(kNoopRng, "vector_state", "noop_rng", "index at most 624, and not the all-zero state")                        \
   X(kStackIndex, "stack_index", "stack_index", "in [0, stack_num)")
@@ -156,6 +156,8 @@ CULE_HD int32_t check_row(const BatchView& b, const uint8_t* row, bool with_rng)
   for (int k = 0; k < 4; ++k)
     if (read<int32_t>(env + offsetof(EnvState, events) + offsetof(Events, paddle_resistance) + 4 * k) < 0)
       return kAlePaddles;
+  const int32_t step = read<int32_t>(env + offsetof(EnvState, paddle_step_a));
+  if (step < 0 || step > kMaxPaddleStep) return kAlePaddles;
   const uint8_t* next = env + sizeof(EnvState);
   if (with_rng) {
     if (!valid_mt(next)) return kStickyRng;
@@ -215,6 +217,7 @@ inline const CheckedField kCheckedFields[] = {
     CULE_ENV_FIELD("ale.difficulty", ale, AleState, difficulty),
     CULE_ENV_FIELD("ale.paddle", ale, AleState, paddle),
     CULE_ENV_FIELD("events.paddle_resistance", events, Events, paddle_resistance),
+    CheckedField{"paddle_step_a", kPartAle, offsetof(EnvState, paddle_step_a), sizeof(EnvState::paddle_step_a)},
     CheckedField{"sticky_rng.index", kPartStickyRng, 4 * Mt19937::kN, 4},
     CheckedField{"noop_rng.index", kPartVector, offsetof(VectorState, noop_rng) + 4 * Mt19937::kN, 4},
     CheckedField{"noop_rng.words", kPartVector, offsetof(VectorState, noop_rng), 4 * Mt19937::kN},
