@@ -207,7 +207,7 @@ def test_cuda_outputs_and_actions_cross_without_a_copy():
     plain.close()
 
 
-def test_continuous_actions_go_through_wrap_and_make_refuses_them():
+def test_continuous_actions_go_through_wrap():
     wrapped = cj.wrap(cule.AtariVectorEnv("pong", 2, continuous=True))
     plain = cule.AtariVectorEnv("pong", 2, continuous=True)
     wrapped.reset(seed=3)
@@ -217,7 +217,49 @@ def test_continuous_actions_go_through_wrap_and_make_refuses_them():
         acts = rng.uniform([0, -np.pi, 0], [1, np.pi, 1], (2, 3)).astype(np.float32)
         a, b = wrapped.step(jnp.asarray(acts)), plain.step(acts)
         np.testing.assert_array_equal(np.asarray(a[0]), b[0].numpy())
-    with pytest.raises(ValueError, match="cule.jax.wrap"):
-        cj.make("pong", 2, continuous=True)
     wrapped.close()
     plain.close()
+
+
+def test_continuous_words_in_jax_equal_the_hosts():
+    """The paddle step computed in 32-bit integers equals numpy's double arithmetic over radii of every size,
+    negative ones and subnormals included; a bad action is NOOP."""
+    from cule import continuous
+    rng = np.random.default_rng(0)
+    radii = np.concatenate([rng.uniform(0, 1, 4000), rng.uniform(0, 400, 1000), 10.0 ** rng.uniform(-45, 4.8, 3000),
+                            [0.0, 1.0, 0.7, 182.36, 183.0, 255.99, 256.0, 65536.0]]).astype(np.float32)
+    radii[:500] *= -1
+    actions = np.stack([radii, rng.uniform(-np.pi, np.pi, len(radii)), rng.uniform(0, 1, len(radii))], 1)
+    actions = actions.astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(cj.continuous_words(jnp.asarray(actions), 0.5)),
+                                  continuous.host_words(actions, 0.5, len(actions)))
+    bad = np.array([[np.nan, 0, 0], [0.5, np.inf, 0], [1e5, 0, 0]], np.float32)
+    assert not np.asarray(cj.continuous_words(jnp.asarray(bad), 0.5)).any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_jitted_continuous_scan_equals_the_torch_interface(backend):
+    steps, n = 150, 4
+    kwargs = dict(continuous=True, repeat_action_probability=0.25)
+    env, device = jit_env(backend, "breakout", n, **kwargs)
+    ref = cule.AtariVectorEnv("breakout", n, **kwargs)
+    actions = np.random.default_rng(4).uniform([0, -np.pi, 0], [1.5, np.pi, 1], (steps, n, 3)).astype(np.float32)
+
+    @jax.jit
+    def rollout(state, actions):
+        def body(state, a):
+            state, obs, rewards, *_ = env.step(state, a)
+            return state, (obs, rewards)
+        return jax.lax.scan(body, state, actions)
+
+    with jax.default_device(device):
+        state, _, _ = jax.jit(env.reset, static_argnums=0)(9)
+        ref.reset(seed=9)
+        state, (obs, rewards) = rollout(state, jnp.asarray(actions))
+    obs, rewards = np.asarray(obs), np.asarray(rewards)
+    for t in range(steps):
+        expected = ref.step(actions[t])
+        np.testing.assert_array_equal(obs[t], expected[0].numpy(), err_msg=f"step {t}")
+        np.testing.assert_array_equal(rewards[t], expected[1].numpy(), err_msg=f"step {t}")
+    env.close()
+    ref.close()

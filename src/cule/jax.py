@@ -30,7 +30,8 @@ dependence orders the calls, and each call is marked as having a side
 effect, so XLA neither drops nor merges any. Use each state once, in order:
 replaying an old state does not rewind the emulators (use the env's
 clone_state/restore_state for that). Autoreset is NextStep; actions outside
-the action set play as NOOP.
+the action set play as NOOP (with ``continuous=True``, actions that are not
+finite or whose radius is above 65,536).
 
 ``make(game, n, device="cuda")`` runs the CUDA backend's kernels on XLA's
 own stream: a launch plan, recorded once from the backend's launches, is
@@ -165,6 +166,37 @@ def _launch_plans(env, keep: list) -> tuple[int, int]:
     return handles[0], handles[1]
 
 
+def continuous_words(actions, threshold: float):
+    """cule.continuous's action words in JAX: float [N, 3] (radius, theta, fire) -> int32 [N], a bad action
+    (not finite, or a radius above MAX_RADIUS) as NOOP. ALE's paddle step, (int)(23000 * |radius|) in double,
+    is computed exactly in 32-bit integers from the radius's bits, since JAX leaves float64 off by default."""
+    from . import continuous
+    a = actions.astype(jnp.float32)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"expected continuous actions of shape (num_envs, 3), got shape {a.shape}")
+    radius = jnp.abs(a[:, 0])
+    x, y = a[:, 0] * jnp.cos(a[:, 1]), a[:, 0] * jnp.sin(a[:, 1])
+    horizontal = (x > threshold).astype(jnp.int32) - (x < -threshold).astype(jnp.int32) + 1
+    vertical = (y > threshold).astype(jnp.int32) - (y < -threshold).astype(jnp.int32) + 1
+    fire = (a[:, 2] > threshold).astype(jnp.int32)
+    ids = jnp.asarray(continuous.JOYSTICK.ravel())[(horizontal * 3 + vertical) * 2 + fire]
+    # |radius| = m * 2^-s: 23000 m < 2^39, so with m = high * 2^16 + low the step is
+    # (23000 high + (23000 low >> 16)) >> (s - 16), every term below 2^32; s >= 16 wherever the step is under
+    # the cap (a radius below 2^8)
+    bits = jax.lax.bitcast_convert_type(radius, jnp.uint32)
+    exponent = (bits >> 23).astype(jnp.int32)
+    m = jnp.where(exponent > 0, (bits & 0x7FFFFF) | 0x800000, bits & 0x7FFFFF)
+    shift = 150 - jnp.maximum(exponent, 1) - 16
+    delta = jnp.uint32(int(continuous.PADDLE_DELTA))
+    total = delta * (m >> 16) + ((delta * (m & 0xFFFF)) >> 16)
+    small = total >> jnp.clip(shift, 0, 31).astype(jnp.uint32)
+    step = jnp.where(shift >= 32, 0, jnp.where(radius >= 256.0, continuous.MAX_STEP,
+                                                jnp.minimum(small, continuous.MAX_STEP).astype(jnp.int32)))
+    words = ids | ((step.astype(jnp.int32) + 1) << continuous.ID_BITS)
+    bad = ~jnp.isfinite(a).all(axis=1) | (radius > continuous.MAX_RADIUS)
+    return jnp.where(bad, 0, words).astype(jnp.int32)
+
+
 class JitEnv:
     """Pure reset/step functions over a batch of `num_envs` environments of one game, for jax.jit and lax.scan
     (see the module's text). `kwargs` are AtariVectorEnv's (NextStep autoreset only); ``device="cuda"`` runs
@@ -186,9 +218,6 @@ class JitEnv:
         if str(kwargs.get("autoreset_mode", "NextStep")).lower().replace("_", "") not in (
                 "nextstep", "autoresetmode.nextstep"):
             raise ValueError("cule.jax.make supports NextStep autoreset only")
-        if kwargs.get("continuous"):  # its words need float64 arithmetic, which JAX leaves off by default
-            raise ValueError("cule.jax.make takes action indices only; for continuous actions use "
-                             "cule.jax.wrap(cule.AtariVectorEnv(..., continuous=True))")
         device = torch.device(kwargs.get("device", "cpu"))
         self.planned = device.type == "cuda" or bool(kwargs.get("_shim"))  # the CUDA backend's kernels
         if self.planned and kwargs.get("reset_mode", "ale") != "ale":
@@ -200,6 +229,8 @@ class JitEnv:
         self.env = AtariVectorEnv(game, num_envs, **kwargs)
         self.num_envs = self.env.num_envs
         self.action_set = np.asarray(self.env.action_set, dtype=np.int32)
+        # the threshold of continuous actions, None for indices (kept here: close() drops the env)
+        self.threshold = self.env.continuous_action_threshold if self.env.continuous else None
         self.output_names = list(_core.step_outputs)
         shapes = [jax.ShapeDtypeStruct((2,), jnp.int32),
                   jax.ShapeDtypeStruct((self.num_envs, *self.env.single_observation_space.shape), jnp.uint8)]
@@ -238,10 +269,14 @@ class JitEnv:
         return self._next(state), obs, self._info(outputs)
 
     def step(self, state, actions):
-        """One step of every environment with `actions` (int, [num_envs], indices into the action set)."""
+        """One step of every environment with `actions` (int, [num_envs], indices into the action set; with
+        continuous=True float [num_envs, 3], cule.continuous)."""
         actions = jnp.asarray(actions)
-        inside = (actions >= 0) & (actions < len(self.action_set))  # take() alone wraps a negative index
-        ale = jnp.where(inside, jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0), 0)
+        if self.threshold is not None:
+            ale = continuous_words(actions, self.threshold)
+        else:
+            inside = (actions >= 0) & (actions < len(self.action_set))  # take() alone wraps a negative index
+            ale = jnp.where(inside, jnp.take(jnp.asarray(self.action_set), actions, mode="fill", fill_value=0), 0)
         state, obs, *outputs = _fenced(self._step(state, ale.astype(jnp.int32)))
         named = dict(zip(self.output_names, outputs))
         return (self._next(state), obs, named["rewards"], named["terminated"], named["truncated"],
