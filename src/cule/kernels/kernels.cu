@@ -116,9 +116,10 @@ CULE_HD int work_index(int per_warp) {
 // reference (vector.hpp env_ref): refs[i] is the i-th listed environment.
 
 // The state update (EnvVectorizer::execute_env) of environments
-// refs[0..count): actions are ALE action ids; seeds (or null) apply to forced
-// resets, which run here. Ended episodes go to the batches' shared reset
-// list (zero its count before the launch).
+// refs[0..count): actions are action words (ale.hpp: an ALE action id, a
+// paddle step above it); seeds (or null) apply to forced resets, which run
+// here. Ended episodes go to the batches' shared reset list (zero its count
+// before the launch).
 CULE_KERNEL cule_run(CULE_RUN_PARAMS) {
   const int i = work_index(per_warp);
   if (i < 0 || i >= count) return;

@@ -303,7 +303,8 @@ void bind_vector(EmulatorClass& c) {
         "(defaults for those left out; see cule.AtariVectorEnv).")
       .def("vector_run", &vector_run, py::arg("ids"), py::arg("actions"), py::arg("seeds") = py::none(),
            py::arg("force_reset") = false, py::arg("num_threads") = 0,
-           "Steps the listed environments with ALE action ids (or resets them, force_reset=True).")
+           "Steps the listed environments with action words (ALE action ids; continuous actions add a paddle "
+           "step above the id, cule.continuous), or resets them (force_reset=True).")
       .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step, bool threads) {
         return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step, threads ? e.pool() : nullptr);
       }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"), py::arg("threads") = true,

@@ -287,8 +287,9 @@ class BasicEmulator {
   }
 
   // Steps (or resets) the listed environments: EnvVectorizer::execute_env.
-  // actions are ALE action ids; seeds (one per listed environment, or null)
-  // are used by forced resets, < 0 keeping the environment's console and RNGs.
+  // actions are action words (ale.hpp: an ALE action id, a paddle step above
+  // it); seeds (one per listed environment, or null) are used by forced
+  // resets, < 0 keeping the environment's console and RNGs.
   void vector_run(const int32_t* ids, int count, const int32_t* actions, const int64_t* seeds, bool force_reset,
                   int num_threads) {
     const BatchRun r = prepare_run(ids, count, actions, seeds, force_reset);
