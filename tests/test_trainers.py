@@ -277,6 +277,13 @@ def test_resumed_log_continues_from_the_checkpoint(tmp_path):
     assert 9.0 <= float(rows[2]["wall_time"]) < 60
     Logger(tmp_path, 100).close()
     assert list(csv.DictReader(open(tmp_path / "log.csv"))) == []
+    # a run evaluated at the end of each of its stops (10, then 20), resumed at 20: the evaluation of the agent it
+    # resumes goes, as eval.json's will when the resumed run evaluates its own; the one at 10 stays
+    (tmp_path / "log.csv").write_text("frames,wall_time,fps,episode_return,eval_return\n10,5.0,2.0,-21,\n"
+                                      "10,5.0,2.0,,-20.5\n20,9.0,2.2,-21,\n20,9.0,2.2,,-19.5\n")
+    Logger(tmp_path, 100, start_frames=20).close()
+    rows = list(csv.DictReader(open(tmp_path / "log.csv")))
+    assert [(r["frames"], r["eval_return"]) for r in rows] == [("10", ""), ("10", "-20.5"), ("20", "")]
     assert rolling_mean([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
 
 

@@ -28,7 +28,6 @@ import torch
 from gymnasium.spaces import Box
 from gymnasium.utils import seeding
 
-from . import continuous
 from .backends import INFO_OUTPUTS
 from .games import ACTION_NAMES
 from .make import make
@@ -137,8 +136,7 @@ class AtariEnv(gymnasium.Env):
         if not self._started:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
         if self.continuous:  # ale-py takes any float32 [3], also outside its Box (a radius above 1 is stronger)
-            actions = np.asarray(action)[None]
-            continuous.check_batch(actions, 1)
+            actions = np.asarray(action)[None]  # its dtype and shape are checked with the vector env's words
         elif not self.action_space.contains(action):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         else:

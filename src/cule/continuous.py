@@ -80,6 +80,16 @@ def check_batch(actions, batch_size: int) -> None:
                          f"environment of the batch, got shape {tuple(actions.shape)}")
 
 
+def joystick_cells(xp, a, threshold: float):
+    """The entries of JOYSTICK.ravel() that float32 actions [B, 3] choose, in the array library `xp` (numpy,
+    torch or jax.numpy, whichever `a` belongs to): each coordinate compared with the threshold in float32."""
+    def axis(v):  # -1, 0 or 1, plus one
+        return xp.where(v > threshold, 2, xp.where(v < -threshold, 0, 1))
+
+    x, y = a[:, 0] * xp.cos(a[:, 1]), a[:, 0] * xp.sin(a[:, 1])
+    return (axis(x) * 3 + axis(y)) * 2 + xp.where(a[:, 2] > threshold, 1, 0)
+
+
 def host_words(actions: np.ndarray, threshold: float, batch_size: int) -> np.ndarray:
     """Action words (int32 [B]) of continuous actions on the host, computed as ale-py computes them. Raises
     ValueError, before anything steps, for a value that is not finite or a radius beyond MAX_RADIUS."""
@@ -94,13 +104,8 @@ def host_words(actions: np.ndarray, threshold: float, batch_size: int) -> np.nda
         env = int(np.argmax(radius))
         raise ValueError(f"continuous action of environment {env} has radius {a[env, 0]}: at most {MAX_RADIUS:g} "
                          f"(the action space's radius is in [0, 1])")
-    x = a[:, 0] * np.cos(a[:, 1])
-    y = a[:, 0] * np.sin(a[:, 1])
-    horizontal = -(x < -threshold).astype(np.int32) + (x > threshold).astype(np.int32) + 1
-    vertical = -(y < -threshold).astype(np.int32) + (y > threshold).astype(np.int32) + 1
-    fire = (a[:, 2] > threshold).astype(np.int32)
     step = np.minimum(np.trunc(radius.astype(np.float64) * PADDLE_DELTA), MAX_STEP).astype(np.int32)
-    return JOYSTICK[horizontal, vertical, fire] | ((step + 1) << ID_BITS)
+    return JOYSTICK.ravel()[joystick_cells(np, a, threshold)] | ((step + 1) << ID_BITS)
 
 
 def device_words(actions: torch.Tensor, threshold: float, table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -109,12 +114,7 @@ def device_words(actions: torch.Tensor, threshold: float, table: torch.Tensor) -
     a = actions.to(torch.float32)
     radius = a[:, 0].abs()
     bad = ~torch.isfinite(a).all(dim=1) | (radius > MAX_RADIUS)
-    x = a[:, 0] * torch.cos(a[:, 1])
-    y = a[:, 0] * torch.sin(a[:, 1])
-    horizontal = (x > threshold).to(torch.int64) - (x < -threshold).to(torch.int64) + 1
-    vertical = (y > threshold).to(torch.int64) - (y < -threshold).to(torch.int64) + 1
-    fire = (a[:, 2] > threshold).to(torch.int64)
-    ids = table[(horizontal * 3 + vertical) * 2 + fire]
+    ids = table[joystick_cells(torch, a, threshold)]
     step = torch.clamp(torch.trunc(radius.to(torch.float64) * PADDLE_DELTA), max=MAX_STEP).to(torch.int32)
     words = ids | ((step + 1) << ID_BITS)
     return torch.where(bad, torch.zeros_like(words), words), bad.any()

@@ -175,11 +175,7 @@ def continuous_words(actions, threshold: float):
     if a.ndim != 2 or a.shape[1] != 3:
         raise ValueError(f"expected continuous actions of shape (num_envs, 3), got shape {a.shape}")
     radius = jnp.abs(a[:, 0])
-    x, y = a[:, 0] * jnp.cos(a[:, 1]), a[:, 0] * jnp.sin(a[:, 1])
-    horizontal = (x > threshold).astype(jnp.int32) - (x < -threshold).astype(jnp.int32) + 1
-    vertical = (y > threshold).astype(jnp.int32) - (y < -threshold).astype(jnp.int32) + 1
-    fire = (a[:, 2] > threshold).astype(jnp.int32)
-    ids = jnp.asarray(continuous.JOYSTICK.ravel())[(horizontal * 3 + vertical) * 2 + fire]
+    ids = jnp.asarray(continuous.JOYSTICK.ravel())[continuous.joystick_cells(jnp, a, threshold)]
     # |radius| = m * 2^-s: 23000 m < 2^39, so with m = high * 2^16 + low the step is
     # (23000 high + (23000 low >> 16)) >> (s - 16), every term below 2^32; s >= 16 wherever the step is under
     # the cap (a radius below 2^8)

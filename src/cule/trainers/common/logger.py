@@ -15,14 +15,22 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(f))
 
 
+def _is_evaluation_at(row: dict, frames: int) -> bool:
+    """Whether a log.csv row is the final evaluation of the agent at `frames` (its eval_ columns filled)."""
+    return float(row["frames"]) == frames and any(v for k, v in row.items() if k and k.startswith("eval_"))
+
+
 def _keep_rows_until(path: Path, frames: int) -> tuple[list[str] | None, float, float]:
     """Truncates the CSV at `path` to its rows up to `frames`; returns its columns (None if it has none) and the
-    last kept row's wall and CPU time (0 if none)."""
+    last kept row's wall and CPU time (0 if none). The final evaluation of the agent at `frames` goes too: the
+    resumed run evaluates its own final agent, which replaces it in eval.json, so the log keeps one row per
+    evaluation."""
     if not path.exists():
         return None, 0.0, 0.0
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        fields, rows = reader.fieldnames, [r for r in reader if float(r["frames"]) <= frames]
+        fields, rows = reader.fieldnames, [r for r in reader
+                                           if float(r["frames"]) <= frames and not _is_evaluation_at(r, frames)]
     if not fields:
         return None, 0.0, 0.0
     with open(path, "w", newline="") as f:
