@@ -43,6 +43,8 @@ def test_gymnasium_comparison_writes_its_rows(tmp_path):
     (["--steps", "0"], "--steps and --envs must be at least 1"),
     (["--draw", "200"], "--draw 200: there are 104 games"),
     (["--replot"], "fps.json does not exist"),
+    (["--img-size", "84", "5000"], "--img-size: each side in 1..4096"),
+    (["--img-size", "224", "224", "--gymnasium"], "--img-size sizes the vector envs"),
 ])
 def test_bad_arguments_stop_before_anything_is_measured(flags, message, tmp_path):
     done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", *flags, "--output-dir", str(tmp_path / "out")],
@@ -66,3 +68,18 @@ def test_counts_below_their_least_value_stop_the_other_benchmarks(module, flags,
     done = subprocess.run([sys.executable, "-m", f"cule.benchmarks.{module}", *flags], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2 and f"{flags[0]}: must be at least {least}, got {flags[1]}" in done.stderr, done.stderr
+
+
+def test_img_size_reaches_both_vector_envs_and_leaves_out_the_single_comparison(tmp_path):
+    for kind in ("cule-cpu", "ale-vector"):
+        env = adapters.make(kind, "pong", 2, 1, img_height=224, img_width=200)
+        assert tuple(env.reset(0).shape) == (2, 4, 224, 200)
+        env.close()
+    with pytest.raises(ValueError, match="takes no environment arguments"):
+        adapters.make("ale-loop", "pong", 1, 1, img_height=224)
+    done = subprocess.run([sys.executable, "-m", "cule.benchmarks.fps", "--games", "pong", "--envs", "2", "--steps",
+                           "5", "--repeats", "1", "--img-size", "224", "224", "--output-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "fps.json").read_text())
+    assert data["meta"]["img_size"] == [224, 224] and [r["kind"] for r in data["rows"]] == ["vector"]

@@ -73,7 +73,8 @@ def test_shim_equals_cpu_backend_long(game, shim):
 
 @pytest.mark.parametrize("kwargs", [dict(autoreset_mode="SameStep", max_num_frames_per_episode=300, grayscale=False),
                                     dict(reset_mode="cache", episodic_life=True),
-                                    dict(img_height=105, img_width=80, noop_max=5, maxpool=False)])
+                                    dict(img_height=105, img_width=80, noop_max=5, maxpool=False),
+                                    dict(img_height=224, img_width=200, grayscale=False, stack_num=1)])
 def test_shim_equals_cpu_backend_other_settings(kwargs, shim):
     _compare("breakout", 150, n=3, _shim=shim, **kwargs)
 

@@ -1,9 +1,10 @@
 """The vector env's resize equals OpenCV's cv2.resize(..., INTER_AREA) byte for byte.
 
-ale-py shrinks observations with OpenCV's INTER_AREA; cule reproduces it in
+ale-py resizes observations with OpenCV's INTER_AREA; cule reproduces it in
 cule/cpp/vector/preprocess.hpp (tap tables, float order, half-even rounding, the
-integer-factor fast paths). Random images and sizes, grey and RGB, half of
-them with repeated rows (the case where cule reuses a row's horizontal pass).
+integer-factor fast paths, and the fixed-point bilinear branch OpenCV takes
+when an axis grows). Random images and sizes, grey and RGB, half of them with
+repeated rows (the case where cule reuses a row's horizontal pass).
 """
 import numpy as np
 import pytest
@@ -37,9 +38,32 @@ def test_atari_sizes_equal_opencv(shape, size):
     assert np.array_equal(cv2.resize(img, size[::-1], interpolation=cv2.INTER_AREA), _core.resize_area(img, *size))
 
 
-def test_growing_is_refused():
-    with pytest.raises(ValueError, match="shrinks"):
-        _core.resize_area(np.zeros((10, 10), np.uint8), 20, 5)
+def test_random_growths_equal_opencv():
+    """Either axis or both grown (the other shrunk or kept), odd widths and single rows or columns included."""
+    rng = np.random.default_rng(2)
+    bad, count = [], 0
+    for img, _, _ in _images(1500, 3):
+        h, w = img.shape[:2]
+        dh, dw = int(rng.integers(1, 3 * h + 2)), int(rng.integers(w + 1, 3 * w + 2))
+        if rng.random() < 0.5:
+            dh, dw = int(rng.integers(h + 1, 3 * h + 2)), int(rng.integers(1, 3 * w + 2))
+        count += 1
+        if not np.array_equal(cv2.resize(img, (dw, dh), interpolation=cv2.INTER_AREA), _core.resize_area(img, dh, dw)):
+            bad.append((img.shape, dh, dw))
+    assert not bad, f"{len(bad)} of {count} differ, e.g. {bad[:3]}"
+
+
+@pytest.mark.parametrize("size", [(224, 224), (84, 200), (420, 320), (250, 160), (211, 161)])
+@pytest.mark.parametrize("channels", [1, 3])
+def test_atari_growths_equal_opencv(size, channels):
+    img = np.random.default_rng(4).integers(0, 256, (210, 160) + ((3,) if channels == 3 else ()), dtype=np.uint8)
+    assert np.array_equal(cv2.resize(img, size[::-1], interpolation=cv2.INTER_AREA), _core.resize_area(img, *size))
+
+
+def test_sizes_out_of_range_are_refused():
+    for size in ((0, 5), (20, 4097)):
+        with pytest.raises(ValueError, match=r"1\.\.4096"):
+            _core.resize_area(np.zeros((10, 10), np.uint8), *size)
 
 
 @pytest.mark.parametrize("width", [84, 52, 56, 68, 100, 120, 124, 148, 156, 44, 36])

@@ -105,6 +105,10 @@ CONFIGS = {
                          autoreset_mode="SameStep")),
     "70x80 (3x2 integer factors), no FIRE reset, no no-ops":
         ("space_invaders", dict(img_height=70, img_width=80, use_fire_reset=False, noop_max=0)),
+    "grown to 224x224 (OpenCV's bilinear branch), stack 2":
+        ("breakout", dict(img_height=224, img_width=224, stack_num=2)),
+    "rgb 84x200 (shrunk down, grown across), PAL":
+        ("adventure", dict(img_height=84, img_width=200, grayscale=False)),
 }
 
 
@@ -282,8 +286,9 @@ def test_bad_input_is_refused_and_env_stays_usable():
     env.close()
     with pytest.raises(RuntimeError, match="closed"):
         env.step(np.array([0, 1]))
-    with pytest.raises(ValueError, match="shrink"):
-        cule.AtariVectorEnv("pong", 1, img_height=300)
+    for size in (0, 4097):
+        with pytest.raises(ValueError, match=r"img_height must be an int in 1\.\.4096"):
+            cule.AtariVectorEnv("pong", 1, img_height=size)
     with pytest.raises(ValueError, match="batch_size"):
         cule.AtariVectorEnv("pong", 2, batch_size=3)
     with pytest.raises(ValueError, match="autoreset_mode"):

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from . import _core
+
 RESET_MODES = ("ale", "cache")
 MAX_SEED = 2**31 - 1  # ALE's random_seed is a C int; -1 means "keep"
 MAX_GYMNASIUM_SEED = 2**63 - 1  # gymnasium's envs hand a seed to SeedSequence, which takes any int >= 0
@@ -72,8 +74,9 @@ def check_types(*, flags: dict, img_height, img_width, max_num_frames_per_episod
     """The arguments a plain conversion would take wrongly: bool("False") is True, int(84.7) is 84."""
     check_flags(**flags)
     for name, value in (("img_height", img_height), ("img_width", img_width)):
-        if value is not None and (not is_int(value) or value < 1):
-            raise ValueError(f"{name} must be an int >= 1 (or None: the native size), got {value!r}")
+        if value is not None and (not is_int(value) or not 1 <= value <= _core.max_obs_side):
+            raise ValueError(f"{name} must be an int in 1..{_core.max_obs_side} (or None: the native size), "
+                             f"got {value!r}")
     if max_num_frames_per_episode is not None and not is_int(max_num_frames_per_episode):
         raise ValueError(f"max_num_frames_per_episode must be an int (0, negative or None: no limit), "
                          f"got {max_num_frames_per_episode!r}")

@@ -54,8 +54,9 @@ class AtariVectorEnv(VectorEnv):
             its action and returns the new episode's first observation with reward 0. ``SameStep``: it is reset
             within the step that ended it; the step returns the new episode's observation and
             ``info["final_obs"]`` the last one.
-        img_height, img_width: observation size, shrunk from the 210x160 (PAL: 250x160) screen with OpenCV's
-            INTER_AREA (None: native).
+        img_height, img_width: observation size (1 to 4096 each), resized from the 210x160 (PAL: 250x160)
+            screen with OpenCV's INTER_AREA, to the byte (None: native); larger sizes take OpenCV's bilinear
+            branch, as in ale-py.
         grayscale: ALE's grayscale table instead of RGB (then [..., 3]).
         stack_num: frames stacked in each observation, oldest first.
         frameskip: emulated frames per step; rewards are summed.

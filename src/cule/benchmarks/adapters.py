@@ -57,12 +57,12 @@ class Env:
 
 
 class CuleEnv(Env):
-    def __init__(self, game, n, threads, device="cpu"):
+    def __init__(self, game, n, threads, device="cpu", **env_kwargs):
         import cule
 
         super().__init__(game, n, threads)
         self.device = torch.device(device)
-        self.env = cule.AtariVectorEnv(game, n, num_threads=threads, device=device)
+        self.env = cule.AtariVectorEnv(game, n, num_threads=threads, device=device, **env_kwargs)
         self.num_actions = int(self.env.single_action_space.n)
 
     def reset(self, seed):
@@ -81,11 +81,11 @@ class CuleEnv(Env):
 
 
 class AleVectorEnv(Env):
-    def __init__(self, game, n, threads):
+    def __init__(self, game, n, threads, **env_kwargs):
         from ale_py.vector_env import AtariVectorEnv
 
         super().__init__(game, n, threads)
-        self.env = AtariVectorEnv(game, n, num_threads=threads)
+        self.env = AtariVectorEnv(game, n, num_threads=threads, **env_kwargs)
         self.num_actions = int(self.env.single_action_space.n)
 
     def reset(self, seed):
@@ -274,13 +274,18 @@ def available(backend: str) -> str | None:
     return None
 
 
-def make(backend: str, game: str, n: int, threads: int) -> Env:
+def make(backend: str, game: str, n: int, threads: int, **env_kwargs) -> Env:
     """A `backend` (one of BACKENDS) adapter for n environments of `game`, or of MIXED_BACKENDS for n
-    environments of each game of the list `game`."""
+    environments of each game of the list `game`. `env_kwargs`: AtariVectorEnv arguments of the two vector envs
+    (cule-cpu, cule-cuda, ale-vector)."""
+    if env_kwargs and backend not in ("cule-cpu", "cule-cuda", "ale-vector"):
+        raise ValueError(f"{backend} takes no environment arguments (got {sorted(env_kwargs)})")
     if backend == "cule-cpu":
-        return CuleEnv(game, n, threads)
+        return CuleEnv(game, n, threads, **env_kwargs)
     if backend == "cule-cuda":
-        return CuleEnv(game, n, threads, device="cuda")
+        return CuleEnv(game, n, threads, device="cuda", **env_kwargs)
+    if backend == "ale-vector":
+        return AleVectorEnv(game, n, threads, **env_kwargs)
     if backend == "cule-envpool":
         return EnvPoolEnv(game, n, threads, module="cule.envpool")
     if backend.startswith("cule-mixed"):

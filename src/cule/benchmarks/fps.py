@@ -22,7 +22,9 @@ ratio and its spread (lowest-highest) for wall time and for CPU time. CPU
 time is the steadier figure on a shared machine; ratios, not absolute
 numbers, are what to compare across machines. ``--draw N --seed S`` adds N
 games drawn at random from the 104 (games nobody tuned for), reported beside
-``--games``.
+``--games``. ``--img-size H W`` gives both vector envs another observation
+size (224 224 grows the screen; the single comparison, which reads no
+screens, is left out).
 
     python -m cule.benchmarks.fps                     # 5 games, 16 and 64 envs; runs/fps/fps.json and fps.png
     python -m cule.benchmarks.fps --scale --games pong  # also 256 and 1,024 envs
@@ -30,6 +32,7 @@ games drawn at random from the 104 (games nobody tuned for), reported beside
     python -m cule.benchmarks.fps --draw 10 --seed 2026  # plus 10 random games; the seed is recorded
     python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
     python -m cule.benchmarks.fps --gymnasium         # one gymnasium env each, v5 settings
+    python -m cule.benchmarks.fps --games pong --img-size 224 224  # observations larger than the screen
 """
 from __future__ import annotations
 
@@ -140,6 +143,9 @@ def main() -> None:
                         help="also measure N games drawn at random from the 104 (not among --games)")
     parser.add_argument("--seed", type=int, default=0, help="the random draw's seed (recorded in fps.json)")
     add_output_dir(parser, "fps")
+    parser.add_argument("--img-size", nargs=2, type=int, metavar=("H", "W"),
+                        help="observation size of both vector envs (default ale-py's 84 84); leaves out the "
+                             "single comparison")
     parser.add_argument("--profile", metavar="GAME", help="instead: perf profile of cule on GAME, one thread")
     parser.add_argument("--gymnasium", action="store_true",
                         help="instead: one gymnasium.make('cule/<Game>-v5') against one gymnasium.make('ALE/<Game>-v5') "
@@ -161,6 +167,11 @@ def main() -> None:
         args.envs = sorted(set(args.envs) | set(SCALE_ENVS))
     if args.repeats < 1 or args.steps < 1 or args.draw < 0 or min(args.envs) < 1:
         parser.error("--repeats, --steps and --envs must be at least 1 and --draw at least 0")
+    size = {} if args.img_size is None else dict(img_height=args.img_size[0], img_width=args.img_size[1])
+    if args.img_size is not None and not all(1 <= v <= cule._core.max_obs_side for v in args.img_size):
+        parser.error(f"--img-size: each side in 1..{cule._core.max_obs_side}, got {args.img_size}")
+    if args.img_size is not None and args.gymnasium:
+        parser.error("--img-size sizes the vector envs; --gymnasium compares gymnasium's v5 envs at their own size")
     check_games(parser, args.games)
     if args.draw > len(set(cule.list_games()) - set(args.games)):
         parser.error(f"--draw {args.draw}: there are {len(cule.list_games())} games, --games among them")
@@ -177,13 +188,14 @@ def main() -> None:
             continue
         for n in args.envs:
             steps = steps_for(n, args.steps)
-            row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads),
-                          lambda: adapters.make("ale-vector", game, n, args.threads), steps, args.repeats)
+            row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads, **size),
+                          lambda: adapters.make("ale-vector", game, n, args.threads, **size), steps, args.repeats)
             rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, drawn=game in drawn, **row))
-        row = compare(lambda: adapters.make("cule-cpu", game, 4, 1),
-                      lambda: adapters.AleLoopEnv(game, 1, 1, screens=False), args.steps, args.repeats)
-        rows.append(dict(kind="single", game=game, envs=4, threads=1, drawn=game in drawn, **row))
-        for r in rows[-len(args.envs) - 1:]:
+        if not size:
+            row = compare(lambda: adapters.make("cule-cpu", game, 4, 1),
+                          lambda: adapters.AleLoopEnv(game, 1, 1, screens=False), args.steps, args.repeats)
+            rows.append(dict(kind="single", game=game, envs=4, threads=1, drawn=game in drawn, **row))
+        for r in rows[-len(args.envs) - (not size):]:
             print_row(r)
     for label, chosen in (("benchmark games", False), (f"{len(drawn)} drawn games (seed {args.seed})", True)):
         for kind, target in (("vector", 2.0), ("single", 1.5), ("gymnasium", None)):
@@ -196,6 +208,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
                 steps=args.steps, gymnasium=args.gymnasium, repeats=args.repeats, draw=args.draw, seed=args.seed,
+                img_size=args.img_size or [84, 84],
                 drawn=drawn, date=time.strftime("%Y-%m-%d"))
     with open(out / "fps.json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)

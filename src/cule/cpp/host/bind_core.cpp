@@ -99,9 +99,9 @@ void bind_resize(py::module_& m) {
     if (src.ndim() != 2 && !(src.ndim() == 3 && src.shape(2) == 3))
       throw std::invalid_argument("src must be uint8 [H, W] or [H, W, 3]");
     const int h = (int)src.shape(0), w = (int)src.shape(1), cn = src.ndim() == 3 ? 3 : 1;
-    if (dst_h <= 0 || dst_w <= 0 || dst_h > h || dst_w > w)
-      throw std::invalid_argument("resize_area only shrinks: 0 < dst <= src in both axes");
-    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(w, h));
+    if (dst_h <= 0 || dst_w <= 0 || dst_h > cule::kMaxObsSide || dst_w > cule::kMaxObsSide)
+      throw std::invalid_argument("resize_area: dst_h and dst_w must lie in 1.." + std::to_string(cule::kMaxObsSide));
+    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(w, h, dst_w, dst_h));
     const cule::ResizePlan plan = cule::preprocess::make_plan(w, h, dst_w, dst_h, cn, taps.data());
     std::vector<ssize_t> shape{dst_h, dst_w};
     if (cn == 3) shape.push_back(3);
@@ -110,9 +110,9 @@ void bind_resize(py::module_& m) {
     cule::preprocess::resize(plan, src.data(), out.mutable_data(), scratch.data());
     return out;
   }, py::arg("src"), py::arg("dst_h"), py::arg("dst_w"),
-     "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) for shrinking, as the vector env does it.");
+     "cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA), as the vector env does it (growing too).");
   m.def("resize_period", [](int src_h, int src_w, int dst_h, int dst_w, int channels) {
-    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(src_w, src_h));
+    std::vector<cule::AreaTap> taps(cule::preprocess::plan_taps(src_w, src_h, dst_w, dst_h));
     return cule::preprocess::make_plan(src_w, src_h, dst_w, dst_h, channels, taps.data()).period_src;
   }, py::arg("src_h"), py::arg("src_w"), py::arg("dst_h"), py::arg("dst_w"), py::arg("channels") = 1,
      "Source bytes of a period of the resize's x cells, whose pass the host runs four periods at a time; 0: none.");
@@ -122,6 +122,7 @@ void bind_resize(py::module_& m) {
 // the conversions use the kernels' own lane_slot.
 void bind_lanes(py::module_& m) {
   m.attr("device_lanes") = cule::kDeviceLanes;
+  m.attr("max_obs_side") = cule::kMaxObsSide;  // img_height and img_width
 
   m.def("to_lanes", [](py::array_t<uint8_t, py::array::c_style> structs, size_t item_bytes, uint32_t lanes) {
     if (item_bytes == 0 || item_bytes % 4 || structs.size() % item_bytes || lanes == 0)

@@ -123,14 +123,14 @@ class BasicEmulator {
   void configure_vector(const VectorOptions& o, const uint8_t* rgb, const uint8_t* gray) {
     if (o.stack_num <= 0 || o.frameskip <= 0) throw std::invalid_argument("stack_num and frameskip must be positive");
     const int h = rom_.tia.height;
-    if (o.img_height <= 0 || o.img_width <= 0 || o.img_height > h || o.img_width > (int)kScreenWidth)
-      throw std::invalid_argument("observations can shrink the " + std::to_string(h) + "x160 screen, not grow it: got " +
+    if (o.img_height <= 0 || o.img_width <= 0 || o.img_height > kMaxObsSide || o.img_width > kMaxObsSide)
+      throw std::invalid_argument("img_height and img_width must lie in 1.." + std::to_string(kMaxObsSide) + ": got " +
                                   std::to_string(o.img_height) + "x" + std::to_string(o.img_width));
     opt_ = o;
     std::memcpy(palette_rgb_, rgb, sizeof palette_rgb_);
     std::memcpy(palette_gray_, gray, sizeof palette_gray_);
     const int cn = o.grayscale ? 1 : 3;
-    taps_.assign(preprocess::plan_taps(kScreenWidth, h), AreaTap{});
+    taps_.assign(preprocess::plan_taps(kScreenWidth, h, o.img_width, o.img_height), AreaTap{});
     plan_ = preprocess::make_plan(kScreenWidth, h, o.img_width, o.img_height, cn, taps_.data());
     raw_bytes_ = (uint32_t)(h * kScreenWidth * cn);
     obs_bytes_ = (uint32_t)(o.img_height * o.img_width * cn);

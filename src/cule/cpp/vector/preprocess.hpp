@@ -1,8 +1,8 @@
 // The observation pipeline of ale-py's vector env (vector/preprocessed_env.cpp):
 // palette, in-place max-pool of the two captured frames, and OpenCV's
-// cv::resize(..., INTER_AREA) for downscaling, reproduced to the bit so an
-// observation equals ale-py's. Host and device: the CPU backend runs it per
-// environment, the CUDA render kernel per pixel row.
+// cv::resize(..., INTER_AREA), reproduced to the bit so an observation
+// equals ale-py's. Host and device: the CPU backend runs it per environment,
+// the CUDA render kernel per pixel row.
 //
 // OpenCV facts (imgproc/src/resize.cpp, 4.x): scale = 1 / (dst / src) in
 // double; both scales integer -> "area fast": 2x2 averages as (sum + 2) >> 2,
@@ -11,6 +11,15 @@
 // weight) and float accumulation, row by row: buf[d] += src[s] * alpha, then
 // sum[d] = beta * buf[d] for a row's first tap and sum[d] += beta * buf[d]
 // after, rounded half to even. Products and sums must stay unfused.
+// Growing either axis, INTER_AREA has no area resize: resize() runs its
+// bilinear code with weights from the area rule ("area_mode": source
+// s = floor(d * scale), weight of s + 1 f = (d + 1) - (s + 1) / scale in
+// double then float, 0 if negative, else its fraction; the last column
+// clamped to weight 0) as 11-bit integers rounded half to even. A row is
+// S[s] * w0 + S[s + 1] * w1 in int32; the vertical pass of 8-bit images is
+// the vector code's, for every byte: ((r0 >> 4) * b0 >> 16) +
+// ((r1 >> 4) * b1 >> 16), then (v + 2) >> 2 saturated, rows clamped to the
+// image (resizeGeneric_Invoker, VResizeLinearVec_32s8u).
 #pragma once
 
 #include "common.hpp"
@@ -23,11 +32,12 @@ namespace cule {
 
 struct AreaTap {
   int32_t src;  // source index times channels
-  int32_t dst;  // destination index times channels
-  float alpha;
+  int32_t dst;  // destination index times channels; kLinear: the weight, an 11-bit integer
+  float alpha;  // kArea: the weight
 };
 
-enum class ResizeKind : uint8_t { kCopy, kFast, kArea };
+enum class ResizeKind : uint8_t { kCopy, kFast, kArea, kLinear };
+constexpr int kMaxObsSide = 4096;  // the largest observation side: byte offsets stay far inside 32 bits
 constexpr int kMaxPeriod = 64;  // source bytes of a period the host's vector pass takes
 
 // Fixed for a batch. The tap tables live with the caller (host vector or
@@ -36,8 +46,8 @@ struct ResizePlan {
   int32_t src_w, src_h, dst_w, dst_h, channels;
   ResizeKind kind;
   int32_t scale_x, scale_y;  // kFast
-  const AreaTap* xtab;       // kArea: xcell_taps taps per destination column
-  const AreaTap* ytab;       // kArea: back to back, in destination order
+  const AreaTap* xtab;       // kArea: xcell_taps taps per destination column; kLinear: 2
+  const AreaTap* ytab;       // kArea: back to back, in destination order; kLinear: 2 per row, src a row index
   int32_t xtab_size, ytab_size;
   int32_t xcell_taps;
   // kArea, one channel: the x cells repeat every period_src source bytes
@@ -62,17 +72,21 @@ CULE_HD float add_rn(float a, float b) {
   return a + b;
 #endif
 }
-// saturate_cast<uchar>(float): cvRound (half to even), then clamp. On the
-// host, adding and removing 1.5 * 2^23 rounds half to even in the default
-// rounding mode for |v| < 2^22 (sums of bytes are far inside), without
-// nearbyint's library call, and lets the loops around it vectorise.
-CULE_HD uint8_t saturate_u8(float v) {
+// cvRound (half to even). On the host, adding and removing 1.5 * 2^23 rounds
+// half to even in the default rounding mode for |v| < 2^22 (sums of bytes
+// are far inside), without nearbyint's library call, and lets the loops
+// around it vectorise.
+CULE_HD int round_even(float v) {
 #if CULE_DEVICE_CODE
-  const int r = __float2int_rn(v);
+  return __float2int_rn(v);
 #else
   constexpr float kRound = 12582912.f;
-  const int r = (int)((v + kRound) - kRound);
+  return (int)((v + kRound) - kRound);
 #endif
+}
+// saturate_cast<uchar>(float): cvRound, then clamp.
+CULE_HD uint8_t saturate_u8(float v) {
+  const int r = round_even(v);
   return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
 }
 
@@ -122,9 +136,29 @@ CULE_HD int area_taps(int src_size, int dst_size, int channels, double scale, Ar
   return k;
 }
 
-// The taps a plan for a src_w x src_h source may need: x cells padded to
-// their widest (at most src_w + 2 dst_w taps), y cells back to back.
-CULE_HD int plan_taps(int src_w, int src_h) { return 3 * src_w + 2 * src_h; }
+// The taps a plan may need. Shrinking: x cells padded to their widest (at
+// most src_w + 2 dst_w taps), y cells back to back; growing: two a
+// destination column and row.
+CULE_HD int plan_taps(int src_w, int src_h, int dst_w, int dst_h) {
+  const int area = 3 * src_w + 2 * src_h, linear = 2 * (dst_w + dst_h);
+  return area > linear ? area : linear;
+}
+
+// The bilinear weights of growing (see the top of the file) for one axis: two
+// taps a destination index, {source index times `channels`, integer
+// weight}. `clamp_end`: the columns' clamp of the last source.
+CULE_HD void linear_taps(int src_size, int dst_size, int channels, bool clamp_end, AreaTap* tab) {
+  const double inv = (double)dst_size / src_size, scale = 1.0 / inv;
+  for (int d = 0; d < dst_size; ++d) {
+    int s = (int)floor_d(d * scale);
+    float f = (float)((d + 1) - (s + 1) * inv);
+    f = f <= 0.f ? 0.f : f - (float)floor_d(f);
+    if (clamp_end && s >= src_size - 1) f = 0.f, s = src_size - 1;
+    const int next = s + 1 < src_size ? s + 1 : src_size - 1;
+    tab[2 * d] = AreaTap{s * channels, round_even((1.f - f) * 2048.f), 0.f};
+    tab[2 * d + 1] = AreaTap{next * channels, round_even(f * 2048.f), 0.f};
+  }
+}
 
 CULE_HD int gcd(int a, int b) {
   while (b) {
@@ -153,12 +187,21 @@ CULE_HD void find_period(ResizePlan& p) {
   p.period_dst = pd;
 }
 
-// The plan for src -> dst; tables point at storage of plan_taps(src_w,
-// src_h) taps, filled here when the plan needs them. Only downscaling (or the
-// same size) is supported: ale-py users shrink frames.
+// The plan for src -> dst; tables point at storage of plan_taps() taps,
+// filled here when the plan needs them.
 CULE_HD ResizePlan make_plan(int src_w, int src_h, int dst_w, int dst_h, int channels, AreaTap* storage) {
   ResizePlan p{src_w, src_h, dst_w, dst_h, channels, ResizeKind::kCopy, 1, 1, nullptr, nullptr, 0, 0, 0, 0, 0};
   if (src_w == dst_w && src_h == dst_h) return p;
+  if (dst_w > src_w || dst_h > src_h) {  // a scale below one: OpenCV's area resize is not taken
+    p.kind = ResizeKind::kLinear;
+    p.xtab = storage;
+    p.ytab = storage + 2 * dst_w;
+    p.xtab_size = 2 * dst_w;
+    p.ytab_size = 2 * dst_h;
+    linear_taps(src_w, dst_w, channels, true, storage);
+    linear_taps(src_h, dst_h, 1, false, storage + 2 * dst_w);
+    return p;
+  }
   const double sx = 1.0 / ((double)dst_w / src_w), sy = 1.0 / ((double)dst_h / src_h);
   const int ix = (int)(sx + 0.5), iy = (int)(sy + 0.5);  // saturate_cast<int>: nearest
   const double eps = 2.220446049250313e-16;
@@ -200,6 +243,71 @@ CULE_HD void resize_fast(const ResizePlan& p, const uint8_t* src, uint8_t* dst) 
       for (int r = 0; r < sy; ++r)
         for (int q = 0; q < sx; ++q) sum += cell[r * src_row + q * cn];
       d[x] = two_by_two ? (uint8_t)((sum + 2) >> 2) : saturate_u8(mul_rn((float)sum, scale));
+    }
+  }
+}
+
+// Growing (kLinear): a row's horizontal pass is S[s0] * a0 + S[s1] * a1 for
+// each destination byte, kept as the vector code keeps it (>> 4, int16); a
+// destination byte is its two rows' values weighted by their high halves.
+CULE_HD int16_t linear_cell(const uint8_t* row, const AreaTap* t, int c) {
+  return (int16_t)((row[t[0].src + c] * t[0].dst + row[t[1].src + c] * t[1].dst) >> 4);
+}
+CULE_HD uint8_t linear_byte(int16_t h0, int16_t h1, int b0, int b1) {
+  const int v = (((h0 * b0) >> 16) + ((h1 * b1) >> 16) + 2) >> 2;
+  return (uint8_t)(v > 255 ? 255 : v);
+}
+
+#if !CULE_DEVICE_CODE
+typedef int16_t Int16Alias __attribute__((may_alias));  // kLinear's rows in the float scratch
+// The host keeps the passes of the last two source rows in `scratch`
+// (2 * dst_w * channels floats, twice what they need), as OpenCV does:
+// neighbouring destination rows share their source rows.
+template <int kCn>
+inline void resize_linear_host(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
+  const int width = p.dst_w * kCn, row_bytes = p.src_w * kCn;
+  Int16Alias* rows[2] = {(Int16Alias*)scratch, (Int16Alias*)scratch + width};
+  int held[2] = {-1, -1};
+  auto pass = [&](int k, int sy) {
+    const uint8_t* s = src + (size_t)sy * row_bytes;
+    Int16Alias* r = rows[k];
+    for (int px = 0; px < p.dst_w; ++px)
+      for (int c = 0; c < kCn; ++c) r[px * kCn + c] = linear_cell(s, p.xtab + 2 * px, c);
+    held[k] = sy;
+  };
+  for (int dy = 0; dy < p.dst_h; ++dy) {
+    const AreaTap* y = p.ytab + 2 * dy;
+    const int s0 = y[0].src, s1 = y[1].src;
+    int k0 = held[0] == s0 ? 0 : held[1] == s0 ? 1 : -1;
+    int k1 = held[0] == s1 ? 0 : held[1] == s1 ? 1 : -1;
+    if (k0 < 0) pass(k0 = k1 == 0 ? 1 : 0, s0);
+    if (k1 < 0 && s1 == s0) k1 = k0;  // the image's last row, clamped
+    else if (k1 < 0) pass(k1 = 1 - k0, s1);
+    const Int16Alias* r0 = rows[k0];
+    const Int16Alias* r1 = rows[k1];
+    const int b0 = y[0].dst, b1 = y[1].dst;
+    uint8_t* d = dst + (size_t)dy * width;
+    for (int x = 0; x < width; ++x) d[x] = linear_byte(r0[x], r1[x], b0, b1);
+  }
+}
+#endif
+
+CULE_HD void resize_linear(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
+#if !CULE_DEVICE_CODE
+  if (p.channels == 1) return resize_linear_host<1>(p, src, dst, scratch);
+  if (p.channels == 3) return resize_linear_host<3>(p, src, dst, scratch);
+#endif
+  (void)scratch;
+  const int cn = p.channels, width = p.dst_w * cn, row_bytes = p.src_w * cn;
+  for (int dy = 0; dy < p.dst_h; ++dy) {
+    const AreaTap* y = p.ytab + 2 * dy;
+    const uint8_t* r0 = src + (size_t)y[0].src * row_bytes;
+    const uint8_t* r1 = src + (size_t)y[1].src * row_bytes;
+    const int b0 = y[0].dst, b1 = y[1].dst;
+    uint8_t* d = dst + (size_t)dy * width;
+    for (int x = 0; x < width; ++x) {
+      const int px = x / cn, c = x - px * cn;
+      d[x] = linear_byte(linear_cell(r0, p.xtab + 2 * px, c), linear_cell(r1, p.xtab + 2 * px, c), b0, b1);
     }
   }
 }
@@ -402,6 +510,8 @@ CULE_PHASE void resize(const ResizePlan& p, const uint8_t* src, uint8_t* dst, fl
     for (int i = 0; i < bytes; ++i) dst[i] = src[i];
   } else if (p.kind == ResizeKind::kFast) {
     resize_fast(p, src, dst);
+  } else if (p.kind == ResizeKind::kLinear) {
+    resize_linear(p, src, dst, scratch);
   } else {
     resize_area_rows(p, src, dst, scratch, 0, p.dst_h);
   }
