@@ -292,10 +292,10 @@ def test_values_past_what_the_core_holds_are_refused_not_truncated(kwargs, patte
     (dict(reward_clipping=None), TypeError, "reward_clipping must be a bool, got None"),
     (dict(full_action_space="yes"), TypeError, "full_action_space must be a bool"),
     (dict(episodic_life=2), TypeError, "episodic_life must be a bool, got 2"),
-    (dict(img_height=84.7), ValueError, r"img_height must be an int >= 1 \(or None"),
-    (dict(img_width=True), ValueError, "img_width must be an int >= 1"),
-    (dict(img_height="84"), ValueError, "img_height must be an int >= 1"),
-    (dict(img_height=0), ValueError, "img_height must be an int >= 1"),
+    (dict(img_height=84.7), ValueError, r"img_height must be an int in 1\.\.4096 \(or None"),
+    (dict(img_width=True), ValueError, "img_width must be an int in 1..4096"),
+    (dict(img_height="84"), ValueError, "img_height must be an int in 1..4096"),
+    (dict(img_height=0), ValueError, "img_height must be an int in 1..4096"),
     (dict(max_num_frames_per_episode=float("nan")), ValueError, "max_num_frames_per_episode must be an int"),
     (dict(max_num_frames_per_episode="100"), ValueError, "max_num_frames_per_episode must be an int"),
     (dict(max_num_frames_per_episode=1.5), ValueError, "max_num_frames_per_episode must be an int"),
@@ -326,8 +326,9 @@ def test_flags_take_bools_of_numpy_and_zero_or_one():
 
 def test_an_observation_too_large_for_the_machine_is_named_not_the_number_of_environments():
     with pytest.raises(MemoryError, match=r"one environment alone does not fit, with observations of "
-                                          r"4 x 1000000 x 1000000 x 1 bytes: use a smaller img_height"):
-        cule.AtariVectorEnv("pong", 2, img_height=10**6, img_width=10**6)
+                                          r"1024 x 4096 x 4096 x 3 bytes: use a smaller img_height"):
+        # The largest observation the core allows: about 144 GiB for one environment.
+        cule.AtariVectorEnv("pong", 2, img_height=4096, img_width=4096, stack_num=1024, grayscale=False)
 
 
 def test_a_closed_gymnasium_env_says_so_by_its_own_name():
