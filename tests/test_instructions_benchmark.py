@@ -17,6 +17,7 @@ def run(*args):
     (["--memory", "16", "--llc-mb", "24"], "power of two"),
     (["--steps", "8", "3"], "LONG > SHORT"),
     (["--cule-from", "/nonexistent"], "no cule package there"),
+    (["--img-size", "0", "84"], "each side in 1..4096"),
 ])
 def test_bad_arguments_say_what_to_change(args, message):
     done = run(*args)
@@ -106,3 +107,15 @@ def test_cule_from_imports_the_other_build(monkeypatch, tmp_path):
     done = subprocess.run([sys.executable, "-c", prologue + "import cule; print(hasattr(cule, 'WHERE'))"],
                           env=instructions.child_env(), capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("side, shown", [("CULE_CHILD", "tuple(env.single_observation_space.shape)"),
+                                          ("ALE_CHILD", "tuple(stack.shape)")])
+def test_both_children_step_at_the_size_asked(monkeypatch, side, shown):
+    """--img-size reaches cule's and ALE's child alike (run here without valgrind, for two steps)."""
+    monkeypatch.setattr(instructions, "IMG_SIZE", (224, 200))
+    code = getattr(instructions, side) + f"\nprint({shown})"
+    done = subprocess.run([sys.executable, "-c", code, "pong", "2"], env=instructions.child_env(),
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(4, 224, 200)"

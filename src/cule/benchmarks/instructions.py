@@ -1,8 +1,8 @@
 """Instructions per vector step, cule against ALE, counted by callgrind: a figure machine noise cannot move.
 
 One environment on one thread, ale-py's default preprocessing (frameskip 4,
-max-pool of the last two frames, grey, INTER_AREA to 84x84, a stack of 4,
-random actions from the minimal set):
+max-pool of the last two frames, grey, INTER_AREA to 84x84 or ``--img-size
+H W``, a stack of 4, random actions from the minimal set):
 
   cule: ``cule.AtariVectorEnv(game, 1, num_threads=1)`` stepped from Python,
         everything included (Python, torch, the C++ backend);
@@ -43,6 +43,7 @@ comes from memory at every step, which all cores share.
     python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
     python -m cule.benchmarks.instructions --branches --steps 30 130   # branches, mispredicts, D1 misses
     python -m cule.benchmarks.instructions --games pong --steps 40 200
+    python -m cule.benchmarks.instructions --games pong --img-size 224 224   # observations larger than the screen
     python -m cule.benchmarks.instructions --games pong --envs 256 --threads 1 16 --steps 2 6
     python -m cule.benchmarks.instructions --games pong --memory 64 256 --steps 3 8
 """
@@ -79,7 +80,8 @@ if os.environ.get("CULE_BENCH_FROM"):  # --cule-from: drop finders that would im
 import numpy as np, torch, cule
 game, steps = sys.argv[1], int(sys.argv[2])
 envs, threads = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 3 else (1, 1)
-env = cule.AtariVectorEnv(game, envs, num_threads=threads)
+height, width = map(int, os.environ["CULE_BENCH_IMG"].split("x"))
+env = cule.AtariVectorEnv(game, envs, num_threads=threads, img_height=height, img_width=width)
 env.reset(seed=0)
 actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, envs)))
 gc.collect()
@@ -89,8 +91,9 @@ for k in range(steps):
 """
 
 ALE_CHILD = """
-import gc, sys, numpy as np, cv2, ale_py
+import gc, os, sys, numpy as np, cv2, ale_py
 game, steps = sys.argv[1], int(sys.argv[2])
+height, width = map(int, os.environ["CULE_BENCH_IMG"].split("x"))
 ale = ale_py.ALEInterface()
 ale.setLoggerMode(ale_py.LoggerMode.Error)
 ale.setInt("random_seed", 0)
@@ -99,7 +102,7 @@ ale.loadROM(ale_py.roms.get_rom_path(game))
 action_set = ale.getMinimalActionSet()
 rng = np.random.default_rng(0)
 frames = np.zeros((2, 210, 160), np.uint8)  # PAL games: resized from their own height below
-stack = np.zeros((4, 84, 84), np.uint8)
+stack = np.zeros((4, height, width), np.uint8)
 
 def observe():
     h, w = ale.getScreenDims()
@@ -107,7 +110,7 @@ def observe():
         frames.resize((2, h, w), refcheck=False)
     pooled = np.maximum(frames[0], frames[1])
     stack[:-1] = stack[1:]
-    stack[-1] = cv2.resize(pooled, (84, 84), interpolation=cv2.INTER_AREA)
+    stack[-1] = cv2.resize(pooled, (width, height), interpolation=cv2.INTER_AREA)
 
 def reset():
     ale.reset_game()
@@ -160,10 +163,12 @@ def child_env() -> dict[str, str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0"}
     env.pop("CULE_BENCH_FROM", None)
+    env["CULE_BENCH_IMG"] = f"{IMG_SIZE[0]}x{IMG_SIZE[1]}"
     return {**env, "CULE_BENCH_FROM": CULE_FROM} if CULE_FROM else env
 
 
 CULE_FROM: str | None = None  # --cule-from: the folder cule's children import cule from
+IMG_SIZE = (84, 84)  # --img-size: both sides' observation height and width
 
 
 def callgrind(code: str, game: str, steps: int, out: Path, *extra: int) -> int:
@@ -400,9 +405,16 @@ def main() -> None:
                         help="cule's side imports cule from DIR, another build installed there with `pip install "
                              "--target DIR <checkout>`, so two commits are counted by the same children (ALE's side "
                              "is unchanged)")
+    parser.add_argument("--img-size", nargs=2, type=int, metavar=("H", "W"), default=[84, 84],
+                        help="observation height and width of both sides (default 84 84; larger than the screen "
+                             "takes OpenCV's bilinear branch, as ale-py does)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
-    global CULE_FROM
+    global CULE_FROM, IMG_SIZE
+    from cule import _core
+    if not all(1 <= v <= _core.max_obs_side for v in args.img_size):
+        parser.error(f"--img-size: each side in 1..{_core.max_obs_side}, got {args.img_size}")
+    IMG_SIZE = tuple(args.img_size)
     if args.cule_from:
         if not (Path(args.cule_from) / "cule" / "__init__.py").is_file():
             parser.error(f"--cule-from {args.cule_from}: no cule package there (pip install --target DIR <checkout>)")

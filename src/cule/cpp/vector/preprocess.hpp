@@ -27,6 +27,9 @@
 #if !defined(__CUDACC_RTC__)
 #include <cmath>
 #endif
+#if !CULE_DEVICE_CODE && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace cule {
 
@@ -260,24 +263,95 @@ CULE_HD uint8_t linear_byte(int16_t h0, int16_t h1, int b0, int b1) {
 
 #if !CULE_DEVICE_CODE
 typedef int16_t Int16Alias __attribute__((may_alias));  // kLinear's rows in the float scratch
+
+// One destination row from its two source rows' passes. g++ widens the
+// products to 32 bits, so on x86 the vector code's own int16 steps are
+// written out: the high half of each product, the rounded sum, a
+// saturating pack (the weights are at most 2048, the sums at most 2,042).
+inline void linear_row_host(const Int16Alias* r0, const Int16Alias* r1, int b0, int b1, uint8_t* d, int width) {
+  int x = 0;
+#if defined(__SSE2__)
+  const __m128i w0 = _mm_set1_epi16((int16_t)b0), w1 = _mm_set1_epi16((int16_t)b1), two = _mm_set1_epi16(2);
+  auto eight = [&](int at) {
+    const __m128i h0 = _mm_loadu_si128((const __m128i*)(r0 + at)), h1 = _mm_loadu_si128((const __m128i*)(r1 + at));
+    const __m128i sum = _mm_add_epi16(_mm_add_epi16(_mm_mulhi_epi16(h0, w0), _mm_mulhi_epi16(h1, w1)), two);
+    return _mm_srai_epi16(sum, 2);
+  };
+  for (; x + 16 <= width; x += 16) _mm_storeu_si128((__m128i*)(d + x), _mm_packus_epi16(eight(x), eight(x + 8)));
+#endif
+  for (; x < width; ++x) d[x] = linear_byte(r0[x], r1[x], b0, b1);
+}
+
 // The host keeps the passes of the last two source rows in `scratch`
-// (2 * dst_w * channels floats, twice what they need), as OpenCV does:
-// neighbouring destination rows share their source rows.
+// (2 * dst_w * channels floats: two int16 rows, and for one channel the
+// weights in pairs), as OpenCV does: neighbouring destination rows share
+// their source rows. `kept` and `kept_dst` as in resize_area_rows.
 template <int kCn>
-inline void resize_linear_host(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
+inline void resize_linear_host(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch,
+                               const uint8_t* kept, const uint8_t* kept_dst) {
   const int width = p.dst_w * kCn, row_bytes = p.src_w * kCn;
   Int16Alias* rows[2] = {(Int16Alias*)scratch, (Int16Alias*)scratch + width};
   int held[2] = {-1, -1};
+  // On x86 the horizontal pass weighs byte pairs with pmaddwd. One
+  // channel: eight pixels at a time, a 16-bit load at a pixel's first tap
+  // holding both its bytes. RGB: one pixel at a time, its 8 bytes and the
+  // same shifted by one pixel interleaved into (S[s0 + c], S[s1 + c]) pairs;
+  // the fourth lane is spare and its store is overwritten by the next
+  // pixel's. The rightmost pixels, whose second tap is not the next pixel
+  // or whose load would leave the row, take the scalar loop.
+  int paired = 0;
+#if defined(__SSE2__)
+  Int16Alias* weights = rows[1] + width;  // (a0, a1) per pixel
+  const int last = kCn == 1 ? p.dst_w : p.dst_w - 1;
+  while (paired < last && p.xtab[2 * paired + 1].src == p.xtab[2 * paired].src + kCn &&
+         (kCn == 1 || p.xtab[2 * paired].src + 8 <= row_bytes)) {
+    weights[2 * paired] = (int16_t)p.xtab[2 * paired].dst;
+    weights[2 * paired + 1] = (int16_t)p.xtab[2 * paired + 1].dst;
+    ++paired;
+  }
+  if (kCn == 1) paired &= ~7;
+#endif
   auto pass = [&](int k, int sy) {
     const uint8_t* s = src + (size_t)sy * row_bytes;
     Int16Alias* r = rows[k];
-    for (int px = 0; px < p.dst_w; ++px)
-      for (int c = 0; c < kCn; ++c) r[px * kCn + c] = linear_cell(s, p.xtab + 2 * px, c);
+    int px = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    auto two_bytes = [&](int cell) {
+      uint16_t v;
+      __builtin_memcpy(&v, s + p.xtab[2 * cell].src, 2);
+      return (short)v;
+    };
+    for (; kCn == 3 && px < paired; ++px) {
+      int32_t w;
+      __builtin_memcpy(&w, weights + 2 * px, 4);
+      const __m128i v = _mm_loadl_epi64((const __m128i*)(s + p.xtab[2 * px].src));
+      const __m128i pairs = _mm_unpacklo_epi8(_mm_unpacklo_epi8(v, _mm_srli_epi64(v, 24)), zero);
+      const __m128i sum = _mm_srai_epi32(_mm_madd_epi16(pairs, _mm_set1_epi32(w)), 4);
+      _mm_storel_epi64((__m128i*)(r + 3 * px), _mm_packs_epi32(sum, sum));
+    }
+    for (; kCn == 1 && px < paired; px += 8) {
+      const __m128i v = _mm_set_epi16(two_bytes(px + 7), two_bytes(px + 6), two_bytes(px + 5), two_bytes(px + 4),
+                                      two_bytes(px + 3), two_bytes(px + 2), two_bytes(px + 1), two_bytes(px));
+      const __m128i* w = (const __m128i*)(weights + 2 * px);
+      const __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), _mm_loadu_si128(w));
+      const __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), _mm_loadu_si128(w + 1));
+      _mm_storeu_si128((__m128i*)(r + px), _mm_packs_epi32(_mm_srai_epi32(lo, 4), _mm_srai_epi32(hi, 4)));
+    }
+#endif
+    for (; px < p.dst_w; ++px) {
+      const AreaTap t[2] = {p.xtab[2 * px], p.xtab[2 * px + 1]};  // copied: r's stores may alias the table
+      for (int c = 0; c < kCn; ++c) r[px * kCn + c] = linear_cell(s, t, c);
+    }
     held[k] = sy;
   };
   for (int dy = 0; dy < p.dst_h; ++dy) {
     const AreaTap* y = p.ytab + 2 * dy;
     const int s0 = y[0].src, s1 = y[1].src;
+    if (kept && kept[s0] && kept[s1]) {
+      __builtin_memcpy(dst + (size_t)dy * width, kept_dst + (size_t)dy * width, width);
+      continue;
+    }
     int k0 = held[0] == s0 ? 0 : held[1] == s0 ? 1 : -1;
     int k1 = held[0] == s1 ? 0 : held[1] == s1 ? 1 : -1;
     if (k0 < 0) pass(k0 = k1 == 0 ? 1 : 0, s0);
@@ -286,16 +360,15 @@ inline void resize_linear_host(const ResizePlan& p, const uint8_t* src, uint8_t*
     const Int16Alias* r0 = rows[k0];
     const Int16Alias* r1 = rows[k1];
     const int b0 = y[0].dst, b1 = y[1].dst;
-    uint8_t* d = dst + (size_t)dy * width;
-    for (int x = 0; x < width; ++x) d[x] = linear_byte(r0[x], r1[x], b0, b1);
+    linear_row_host(r0, r1, b0, b1, dst + (size_t)dy * width, width);
   }
 }
 #endif
 
 CULE_HD void resize_linear(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
 #if !CULE_DEVICE_CODE
-  if (p.channels == 1) return resize_linear_host<1>(p, src, dst, scratch);
-  if (p.channels == 3) return resize_linear_host<3>(p, src, dst, scratch);
+  if (p.channels == 1) return resize_linear_host<1>(p, src, dst, scratch, nullptr, nullptr);
+  if (p.channels == 3) return resize_linear_host<3>(p, src, dst, scratch, nullptr, nullptr);
 #endif
   (void)scratch;
   const int cn = p.channels, width = p.dst_w * cn, row_bytes = p.src_w * cn;
@@ -529,7 +602,8 @@ inline size_t resize_memo_bytes(const ResizePlan& p) {
 }
 constexpr int kMemoRows = 256;  // the tallest source the memo takes (PAL's 250 fit)
 inline void resize_memoized(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, uint8_t* memo) {
-  if (p.kind != ResizeKind::kArea || p.src_h > kMemoRows) {
+  const bool linear = p.kind == ResizeKind::kLinear && (p.channels == 1 || p.channels == 3);
+  if ((p.kind != ResizeKind::kArea && !linear) || p.src_h > kMemoRows) {
     resize(p, src, dst, scratch);
     return;
   }
@@ -541,7 +615,9 @@ inline void resize_memoized(const ResizePlan& p, const uint8_t* src, uint8_t* ds
     kept[y] = __builtin_memcmp(src + y * row, memo_src + y * row, row) == 0;
     if (!kept[y]) __builtin_memcpy(memo_src + y * row, src + y * row, row);
   }
-  resize_area_rows(p, src, dst, scratch, 0, p.dst_h, kept, memo_dst);
+  if (!linear) resize_area_rows(p, src, dst, scratch, 0, p.dst_h, kept, memo_dst);
+  else if (p.channels == 1) resize_linear_host<1>(p, src, dst, scratch, kept, memo_dst);
+  else resize_linear_host<3>(p, src, dst, scratch, kept, memo_dst);
   __builtin_memcpy(memo_dst, dst, out_bytes);
 }
 #endif
