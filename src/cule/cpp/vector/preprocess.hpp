@@ -363,12 +363,20 @@ inline void resize_linear_host(const ResizePlan& p, const uint8_t* src, uint8_t*
     linear_row_host(r0, r1, b0, b1, dst + (size_t)dy * width, width);
   }
 }
+
+// The host's kLinear for grey and RGB; false (nothing written) for other channel counts.
+inline bool resize_linear_on_host(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch,
+                                  const uint8_t* kept, const uint8_t* kept_dst) {
+  if (p.channels == 1) resize_linear_host<1>(p, src, dst, scratch, kept, kept_dst);
+  else if (p.channels == 3) resize_linear_host<3>(p, src, dst, scratch, kept, kept_dst);
+  else return false;
+  return true;
+}
 #endif
 
 CULE_HD void resize_linear(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch) {
 #if !CULE_DEVICE_CODE
-  if (p.channels == 1) return resize_linear_host<1>(p, src, dst, scratch, nullptr, nullptr);
-  if (p.channels == 3) return resize_linear_host<3>(p, src, dst, scratch, nullptr, nullptr);
+  if (resize_linear_on_host(p, src, dst, scratch, nullptr, nullptr)) return;
 #endif
   (void)scratch;
   const int cn = p.channels, width = p.dst_w * cn, row_bytes = p.src_w * cn;
@@ -602,8 +610,7 @@ inline size_t resize_memo_bytes(const ResizePlan& p) {
 }
 constexpr int kMemoRows = 256;  // the tallest source the memo takes (PAL's 250 fit)
 inline void resize_memoized(const ResizePlan& p, const uint8_t* src, uint8_t* dst, float* scratch, uint8_t* memo) {
-  const bool linear = p.kind == ResizeKind::kLinear && (p.channels == 1 || p.channels == 3);
-  if ((p.kind != ResizeKind::kArea && !linear) || p.src_h > kMemoRows) {
+  if ((p.kind != ResizeKind::kArea && p.kind != ResizeKind::kLinear) || p.src_h > kMemoRows) {
     resize(p, src, dst, scratch);
     return;
   }
@@ -615,9 +622,8 @@ inline void resize_memoized(const ResizePlan& p, const uint8_t* src, uint8_t* ds
     kept[y] = __builtin_memcmp(src + y * row, memo_src + y * row, row) == 0;
     if (!kept[y]) __builtin_memcpy(memo_src + y * row, src + y * row, row);
   }
-  if (!linear) resize_area_rows(p, src, dst, scratch, 0, p.dst_h, kept, memo_dst);
-  else if (p.channels == 1) resize_linear_host<1>(p, src, dst, scratch, kept, memo_dst);
-  else resize_linear_host<3>(p, src, dst, scratch, kept, memo_dst);
+  if (p.kind == ResizeKind::kArea) resize_area_rows(p, src, dst, scratch, 0, p.dst_h, kept, memo_dst);
+  else if (!resize_linear_on_host(p, src, dst, scratch, kept, memo_dst)) resize(p, src, dst, scratch);
   __builtin_memcpy(memo_dst, dst, out_bytes);
 }
 #endif
