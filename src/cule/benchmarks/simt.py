@@ -54,6 +54,7 @@ from cule.palettes import palette_for
 
 GAMES = ["pong", "breakout", "ms_pacman", "space_invaders"]
 DRIVER = Path(__file__).resolve().parent / "simt_driver.cpp"
+DRIVER_CONFIG = DRIVER.with_name("driver_config.hpp")  # its settings, read as measure() writes them
 CXX = os.environ.get("CXX", "g++")
 
 
@@ -69,7 +70,7 @@ def build(game: str, cart: str, cache: Path, options: tuple = ("-O2",)) -> Path:
     flags = ["-std=c++17", *options, f"-I{CORE_HEADERS}", f"-DCULE_SIMT_CART_TYPE=cule::CartType::k{cart}",
              f"-DCULE_SIMT_GAME={game_type(game)}"]
     digest = hashlib.sha256(" ".join([CXX] + flags).encode())
-    for path in sorted([DRIVER, *CORE_HEADERS.rglob("*.hpp"), *CORE_HEADERS.rglob("*.inc")]):
+    for path in sorted([DRIVER, DRIVER_CONFIG, *CORE_HEADERS.rglob("*.hpp"), *CORE_HEADERS.rglob("*.inc")]):
         digest.update(path.read_bytes())
     binary = cache / f"simt-{game}-{digest.hexdigest()[:16]}"
     if not binary.exists():
@@ -82,14 +83,16 @@ def build(game: str, cart: str, cache: Path, options: tuple = ("-O2",)) -> Path:
     return binary
 
 
-def measure(game: str, envs: int, steps: int, seed: int, cache: Path, options: tuple = ("-O2",)) -> dict:
+def driver_config(game: str, envs: int, steps: int, seed: int) -> dict:
+    """A one-game driver's settings (driver_config.hpp reads them): the ROM, its properties, the palettes,
+    the minimal action set and the sticky-action probability."""
     rom = cule.load_rom(game)
     probe = cule.AtariVectorEnv(game, 1)
     rgb, gray = palette_for(probe.emulator.is_pal)
     probe.close()
     info = game_info(game)
     props = rom.properties
-    lines = {
+    return {
         "rom": rom.path, "envs": envs, "steps": steps, "seed": seed, "mode": info["default_mode"],
         "ystart": props["ystart"], "height": props["height"], "hmove_blanks": int(props["hmove_blanks"]),
         "format": props["format"], "initial_switches": props["initial_switches"],
@@ -100,6 +103,11 @@ def measure(game: str, envs: int, steps: int, seed: int, cache: Path, options: t
         "actions": " ".join(map(str, info["minimal_actions"])),
         "repeat_action_probability": STICKY,
     }
+
+
+def measure(game: str, envs: int, steps: int, seed: int, cache: Path, options: tuple = ("-O2",)) -> dict:
+    rom = cule.load_rom(game)
+    lines = driver_config(game, envs, steps, seed)
     cache.mkdir(parents=True, exist_ok=True)
     config = cache / f"simt-{game}.cfg"
     config.write_text("".join(f"{k} {v}\n" for k, v in lines.items()))

@@ -218,6 +218,7 @@ void frame() {
 #include "host/emulator.hpp"
 #include "host/fnv1a.hpp"
 #include "host/mapper_unit.hpp"
+#include "driver_config.hpp"
 
 using namespace cule;
 
@@ -273,12 +274,6 @@ void replay(const std::vector<std::vector<uint16_t>>& streams, Cut cut, Tally& t
   }
 }
 
-std::vector<int> ints(std::istringstream& in) {
-  std::vector<int> v;
-  for (int x; in >> x;) v.push_back(x);
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,40 +281,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s CONFIG (written by python -m cule.benchmarks.simt)\n", argv[0]);
     return 2;
   }
-  std::ifstream config(argv[1]);
-  std::map<std::string, std::string> kv;
-  for (std::string line; std::getline(config, line);) {
-    const size_t space = line.find(' ');
-    if (space != std::string::npos) kv[line.substr(0, space)] = line.substr(space + 1);
-  }
-  auto num = [&](const char* key) { return std::stoll(kv.at(key)); };
-  std::ifstream rom(kv.at("rom"), std::ios::binary);
-  std::vector<uint8_t> image((std::istreambuf_iterator<char>(rom)), std::istreambuf_iterator<char>());
-
-  RomSettings settings;
-  settings.cart = CULE_SIMT_CART_TYPE;
-  settings.ystart = (uint16_t)num("ystart");
-  settings.height = (uint16_t)num("height");
-  settings.hmove_blanks = num("hmove_blanks") != 0;
-  settings.detect_format = kv.at("format") == "AUTO-DETECT";
-  settings.fixed_pal = kv.at("format") == "PAL";
-  settings.initial_switches = (uint8_t)num("initial_switches");
-  settings.controllers = ControllerSetup{(uint8_t)num("left_paddles"), (uint8_t)num("right_paddles"),
-                                         (uint8_t)num("swap_ports"), (uint8_t)num("swap_paddles"), 0, 0};
+  const driver::Config cfg = driver::read_config(argv[1], CULE_SIMT_CART_TYPE);
+  auto num = [&](const char* key) { return cfg.num(key); };
+  const std::vector<uint8_t>& image = cfg.image;
+  const std::vector<int>& actions = cfg.actions;
+  const VectorOptions& o = cfg.options;
   const int envs = (int)num("envs"), steps = (int)num("steps");
-  BasicEmulator<OneGame<games::CULE_SIMT_GAME>> emu(image, settings, 0, envs,
-                                                    std::stof(kv.at("repeat_action_probability")), 0);
-
-  std::istringstream gray_in(kv.at("palette_gray")), rgb_in(kv.at("palette_rgb")), actions_in(kv.at("actions"));
-  std::vector<uint8_t> gray, rgb;
-  for (int x : ints(gray_in)) gray.push_back((uint8_t)x);
-  for (int x : ints(rgb_in)) rgb.push_back((uint8_t)x);
-  const std::vector<int> actions = ints(actions_in);
-  VectorOptions o;  // ale-py's defaults
-  o.has_fire = 0;
-  for (int a : actions) o.has_fire |= a == kFire;
-  o.default_mode = o.mode = (int32_t)num("mode");
-  emu.configure_vector(o, rgb.data(), gray.data());
+  BasicEmulator<OneGame<games::CULE_SIMT_GAME>> emu(image, cfg.settings, 0, envs, cfg.sticky(), 0);
+  emu.configure_vector(o, cfg.rgb.data(), cfg.gray.data());
 
   std::vector<int32_t> ids(envs);
   std::vector<int64_t> seeds(envs);
