@@ -151,6 +151,42 @@ def test_mixed_batch_on_cuda_equals_cpu():
     assert torch.equal(cpu.get_ram(), gpu.get_ram().cpu())
 
 
+def every_game_in_one_batch(steps: int, gpu_kwargs: dict, n: int = 2, log=print) -> dict[str, str]:
+    """All 104 games as one mixed batch (one launch per mapper), stepped beside the CPU backend with sticky
+    actions; returns, per game that differs, the first step and output that did."""
+    games = cule.list_games()
+    kw = dict(num_envs=n, repeat_action_probability=0.25)
+    cpu = cule.AtariVectorEnv(games, **kw)
+    gpu = cule.AtariVectorEnv(games, **kw, **gpu_kwargs)
+    first: dict[str, str] = {}
+
+    def compare(t, outputs, index):
+        for name, x, y in outputs:
+            rows = (x != y.cpu()).reshape(x.shape[0], -1).any(1).nonzero().flatten()
+            for g in {int(index[i]) for i in rows}:
+                first.setdefault(games[g], f"step {t}: {name}")
+
+    index = torch.repeat_interleave(torch.arange(len(games)), n)
+    t0 = time.perf_counter()
+    compare("reset", [("obs", cpu.reset(seed=3)[0], gpu.reset(seed=3)[0])], index)
+    rng = np.random.default_rng(3)
+    for t in range(steps):
+        a = torch.from_numpy(rng.integers(0, 18, size=cpu.num_envs))
+        rc, rg = cpu.step(a), gpu.step(a.to(gpu.device))
+        compare(t, zip(("obs", "reward", "terminated", "truncated"), rc[:4], rg[:4]), rc[4]["game"])
+        if t % 10 == 9 or t == steps - 1:
+            log(f"  step {t + 1}/{steps}, {time.perf_counter() - t0:.0f} s: {len(first)} game(s) differ")
+    compare("end", [("ram", cpu.get_ram(), gpu.get_ram())], index)
+    return first
+
+
+@pytest.mark.skipif(not os.environ.get("CULE_GPU_ALL_GAMES_STEPS"),
+                    reason="CULE_GPU_ALL_GAMES_STEPS=N steps all 104 games in one batch beside the CPU (minutes)")
+def test_every_game_in_one_batch_on_cuda_equals_cpu():
+    differ = every_game_in_one_batch(int(os.environ["CULE_GPU_ALL_GAMES_STEPS"]), dict(device="cuda"))
+    assert not differ, differ
+
+
 def test_cuda_refuses_damaged_and_crafted_rows_and_fuzzes_clean():
     """Rows checked on the device before anything loads: a flipped bit (digest) and a crafted out-of-range field
     are refused and change nothing; then mutated rows of pong and pitfall2 (tests/state_fuzz_child.py)."""
