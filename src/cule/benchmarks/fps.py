@@ -33,6 +33,7 @@ screens, is left out).
     python -m cule.benchmarks.fps --profile pong      # where cule's time goes (needs perf)
     python -m cule.benchmarks.fps --gymnasium         # one gymnasium env each, v5 settings
     python -m cule.benchmarks.fps --games pong --img-size 224 224  # observations larger than the screen
+    python -m cule.benchmarks.fps --translated        # cule's side through each game's translated loop
 """
 from __future__ import annotations
 
@@ -150,6 +151,10 @@ def main() -> None:
     parser.add_argument("--gymnasium", action="store_true",
                         help="instead: one gymnasium.make('cule/<Game>-v5') against one gymnasium.make('ALE/<Game>-v5') "
                              "per game (v5 settings, int actions from Python); --envs and --threads are not used")
+    parser.add_argument("--translated", action="store_true",
+                        help="cule steps each game through its translated frame loop (AtariVectorEnv(..., "
+                             "translated=True), docs/translation.md), built first if not kept yet (minutes a game, "
+                             "not timed); its games' mappers must be translatable")
     parser.add_argument("--replot", action="store_true", help="instead: redraw fps.png from --output-dir's fps.json")
     args = parser.parse_args()
     out = Path(args.output_dir)
@@ -176,6 +181,14 @@ def main() -> None:
     if args.draw > len(set(cule.list_games()) - set(args.games)):
         parser.error(f"--draw {args.draw}: there are {len(cule.list_games())} games, --games among them")
     drawn = drawn_games(args.draw, args.seed, args.games) if args.draw else []
+    ours = dict(size)
+    if args.translated:
+        if args.gymnasium:
+            parser.error("--translated times the vector env; leave out --gymnasium")
+        from cule import translate
+        for game in list(args.games) + drawn:
+            translate.build(game)
+        ours["translated"] = True
     rows = []
     print(f"{'comparison':8s} {'game':15s} {'envs':>4s} {'cule fps':>9s} {'ale-py fps':>10s} "
           f"{'wall ratio (spread)':>20s} {'cpu ratio (spread)':>19s}", flush=True)
@@ -188,11 +201,11 @@ def main() -> None:
             continue
         for n in args.envs:
             steps = steps_for(n, args.steps)
-            row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads, **size),
+            row = compare(lambda: adapters.make("cule-cpu", game, n, args.threads, **ours),
                           lambda: adapters.make("ale-vector", game, n, args.threads, **size), steps, args.repeats)
             rows.append(dict(kind="vector", game=game, envs=n, threads=args.threads, drawn=game in drawn, **row))
         if not size:
-            row = compare(lambda: adapters.make("cule-cpu", game, 4, 1),
+            row = compare(lambda: adapters.make("cule-cpu", game, 4, 1, **ours),
                           lambda: adapters.AleLoopEnv(game, 1, 1, screens=False), args.steps, args.repeats)
             rows.append(dict(kind="single", game=game, envs=4, threads=1, drawn=game in drawn, **row))
         for r in rows[-len(args.envs) - (not size):]:
@@ -208,7 +221,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(machine=platform.machine(), processor=platform.processor(), cpus=os.cpu_count(),
                 steps=args.steps, gymnasium=args.gymnasium, repeats=args.repeats, draw=args.draw, seed=args.seed,
-                img_size=args.img_size or [84, 84],
+                img_size=args.img_size or [84, 84], translated=args.translated,
                 drawn=drawn, date=time.strftime("%Y-%m-%d"))
     with open(out / "fps.json", "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)

@@ -29,6 +29,9 @@ instructions, branches, simulated mispredicts (conditional and indirect) and
 first-level data-cache misses of cule and ALE, with cule's mispredicts and
 branches split by the same stages. The simulated predictor is simpler than
 a modern core's, so the counts rank causes rather than predict cycles.
+``--translated`` counts cule's side with each game's translated frame loop
+(``AtariVectorEnv(..., translated=True)``, docs/translation.md), built
+before the runs if it is not kept yet.
 
 With ``--memory N [N ...]`` it measures what a batch of N environments asks
 of memory instead: cule alone on one thread under ``valgrind
@@ -42,6 +45,7 @@ comes from memory at every step, which all cores share.
 
     python -m cule.benchmarks.instructions                    # pong breakout ms_pacman space_invaders seaquest
     python -m cule.benchmarks.instructions --branches --steps 30 130   # branches, mispredicts, D1 misses
+    python -m cule.benchmarks.instructions --branches --translated --steps 20 60   # the translated loops
     python -m cule.benchmarks.instructions --games pong --steps 40 200
     python -m cule.benchmarks.instructions --games pong --img-size 224 224   # observations larger than the screen
     python -m cule.benchmarks.instructions --games pong --envs 256 --threads 1 16 --steps 2 6
@@ -81,7 +85,8 @@ import numpy as np, torch, cule
 game, steps = sys.argv[1], int(sys.argv[2])
 envs, threads = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 3 else (1, 1)
 height, width = map(int, os.environ["CULE_BENCH_IMG"].split("x"))
-env = cule.AtariVectorEnv(game, envs, num_threads=threads, img_height=height, img_width=width)
+env = cule.AtariVectorEnv(game, envs, num_threads=threads, img_height=height, img_width=width,
+                          translated=bool(os.environ.get("CULE_BENCH_TRANSLATED")))
 env.reset(seed=0)
 actions = torch.from_numpy(np.random.default_rng(0).integers(0, env.single_action_space.n, size=(steps, envs)))
 gc.collect()
@@ -145,7 +150,7 @@ for k in range(steps):
 # process (the interpreter, torch, numpy, libc called from Python) is
 # "python and torch".
 STAGES = [
-    ("cpu core (decode, dispatch, ALU)", ("cpu6507.hpp", "opcodes.inc")),
+    ("cpu core (decode, dispatch, ALU)", ("cpu6507.hpp", "opcodes.inc", "translated_labels.inc")),
     ("bus, riot and cartridge", ("console.hpp", "cart/", "riot.hpp", "mapper_unit.hpp")),
     ("tia pixels and collisions", ("tia.hpp:cule::tia::draw_pixels", "tia.hpp:cule::tia::paint")),
     ("tia registers and catch-up", ("tia.hpp", "render_log.hpp")),
@@ -164,11 +169,13 @@ def child_env() -> dict[str, str]:
            "PYTHONHASHSEED": "0"}
     env.pop("CULE_BENCH_FROM", None)
     env["CULE_BENCH_IMG"] = f"{IMG_SIZE[0]}x{IMG_SIZE[1]}"
+    env["CULE_BENCH_TRANSLATED"] = "1" if TRANSLATED else ""
     return {**env, "CULE_BENCH_FROM": CULE_FROM} if CULE_FROM else env
 
 
 CULE_FROM: str | None = None  # --cule-from: the folder cule's children import cule from
 IMG_SIZE = (84, 84)  # --img-size: both sides' observation height and width
+TRANSLATED = False  # --translated: cule's side runs the games' translated cores (cule.translate)
 
 
 def callgrind(code: str, game: str, steps: int, out: Path, *extra: int) -> int:
@@ -408,9 +415,13 @@ def main() -> None:
     parser.add_argument("--img-size", nargs=2, type=int, metavar=("H", "W"), default=[84, 84],
                         help="observation height and width of both sides (default 84 84; larger than the screen "
                              "takes OpenCV's bilinear branch, as ale-py does)")
+    parser.add_argument("--translated", action="store_true",
+                        help="cule's side runs each game's translated frame loop (AtariVectorEnv(..., "
+                             "translated=True), cule.translate), built here first if it is not kept yet (minutes "
+                             "a game, not counted)")
     add_output_dir(parser, "instructions")
     args = parser.parse_args()
-    global CULE_FROM, IMG_SIZE
+    global CULE_FROM, IMG_SIZE, TRANSLATED
     from cule import _core
     if not all(1 <= v <= _core.max_obs_side for v in args.img_size):
         parser.error(f"--img-size: each side in 1..{_core.max_obs_side}, got {args.img_size}")
@@ -428,6 +439,13 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         parser.error("needs valgrind (Debian/Ubuntu: apt install valgrind)")
     check_games(parser, args.games)
+    if args.translated:
+        if args.cule_from:
+            parser.error("--translated builds with the installed cule; leave out --cule-from")
+        from cule import translate
+        TRANSLATED = True
+        for game in args.games:
+            translate.build(game)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if args.threads:

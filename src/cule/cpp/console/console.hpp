@@ -629,6 +629,57 @@ CULE_HOT void store_to_tia(Regs& c, Bus& bus) {
                 "a store whose value needs its address is not mapped (CULE_TIA_STORE_KINDS)");
   bus.template poke_tia<W>(cpu::stored_value<op>(c, 0));
 }
+
+#ifdef CULE_TRANSLATED
+// A game's translated frame loop (python -m cule.translate, docs/translation.md): one label per ROM byte
+// the game was seen to run, built into a library of its own. Opcode `code`'s body, as the threaded loop's
+// label runs it after the fetch.
+template <int code, class Regs, class Bus>
+CULE_HOT void run_opcode(Regs& c, Bus& bus) {
+  using namespace cpu;
+  using M = Mode;
+  using R = ReadOp;
+  using S = StoreOp;
+  using W = ModifyOp;
+#define CULE_OPCODE(op, cycles, ...) \
+  if constexpr (code == op) {        \
+    bus.data_bus = op;               \
+    bus.tick(cycles);                \
+    __VA_ARGS__;                     \
+  }
+#include "chips/opcodes.inc"
+#undef CULE_OPCODE
+}
+
+// The body of code map entry `entry` (CodeMap): an opcode's, or a TIA
+// store's as its label in the threaded loop runs it.
+template <int entry, class Cart, class Regs, class Bus>
+CULE_HOT void run_entry(Regs& c, Bus& bus) {
+  if constexpr (entry < 256) {
+    run_opcode<entry>(c, bus);
+  } else {
+    constexpr int kKind = (entry - CodeMap<Cart>::kTiaStores) / (int)CodeMap<Cart>::kTiaRegisters;
+    constexpr int kRegister = (entry - CodeMap<Cart>::kTiaStores) % (int)CodeMap<Cart>::kTiaRegisters;
+#define CULE_TR_STORE(k, code, mode, op) \
+  if constexpr (kKind == k) store_to_tia<kRegister, code, cpu::Mode::mode, cpu::StoreOp::op>(c, bus);
+    CULE_TIA_STORE_KINDS(CULE_TR_STORE)
+#undef CULE_TR_STORE
+  }
+}
+#endif
+#endif
+
+#if defined(CULE_TRANSLATED) || defined(CULE_TRANSLATION_TRACE)
+// Where the instruction at `pc` (in the cartridge's window) sits in the image: its offset in a 2K or 4K
+// image, its bank's base plus its offset in a 4K bank (F8), under the banks in place.
+template <class Cart, class Bus>
+CULE_HOT uint32_t translated_key(const Bus& bus, uint16_t pc) {
+  if constexpr (Cart::kRomBytes > 0x1000) {
+    return (uint32_t)(bus.direct[0] - bus.image) + (pc & 0xFFFu);
+  } else {
+    return pc & (Cart::kRomBytes - 1u);
+  }
+}
 #endif
 
 namespace console {
@@ -725,6 +776,31 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #undef CULE_TIA_STORE_HANDLERS
 #undef CULE_TIA_STORE_HANDLER
 #undef CULE_HANDLER
+#ifdef CULE_TRANSLATED
+      // The translated labels by image offset (null: not translated). An
+      // instruction whose successor is not known when it is generated (RTS,
+      // RTI, BRK, JMP indirect, a branch or jump to an untranslated byte)
+      // looks here first, then falls back to the code map.
+      static const void* const kTranslated[] = {
+#include "translated_table.inc"
+      };
+#ifdef CULE_TRANSLATED_CHECKED  // every direct jump checks the pc it assumed (tests)
+#define CULE_TR_CHECK(key) \
+  if (translated_key<Cart>(bus, c.pc) != (key) || !(c.pc & 0x1000)) __builtin_trap();
+#else
+#define CULE_TR_CHECK(key)
+#endif
+#define CULE_TR_IN_BANK(b) (bus.direct[0] == bus.image + (b) * 0x1000)
+#define CULE_TR_FALLBACK()                                             \
+  {                                                                    \
+    if (c.pc & 0x1000) {                                               \
+      if (const void* to_ = kTranslated[translated_key<Cart>(bus, c.pc)]) goto* to_; \
+    }                                                                  \
+    CULE_DISPATCH();                                                   \
+  }
+#else
+#define CULE_TR_FALLBACK() CULE_DISPATCH()
+#endif
       // In the loops of the mappers that switch 4K banks (F8, F6, their SC
       // variants, DPC), g++ 12 spilled the fetched pc as 16 bits and read it
       // back as 64 for the map's index: a load wider than the store before
@@ -758,8 +834,8 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
 #define CULE_NEXT()                                        \
   CULE_INSTRUCTION_DONE();                                 \
   if (!bus.next_instruction()) goto scanline_done;         \
-  CULE_DISPATCH()
-      CULE_DISPATCH();
+  CULE_TR_FALLBACK()
+      CULE_TR_FALLBACK();
 // The fetch through the map left the data bus as it was (a kOutside fetch
 // must); the label, which knows its opcode, puts it there.
 #define CULE_OPCODE(code, cycles, ...)                                                     \
@@ -780,6 +856,11 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       CULE_TIA_STORE_KINDS(CULE_TIA_STORE_LABELS)
 #undef CULE_TIA_STORE_LABELS
 #undef CULE_TIA_STORE_LABEL
+#ifdef CULE_TRANSLATED
+#include "translated_labels.inc"
+#undef CULE_TR_CHECK
+#undef CULE_TR_IN_BANK
+#endif
     outside_map:  // the map's kOutside: the fetch is undone, the instruction runs as below
       --c.pc;
     outside_window:
@@ -787,6 +868,7 @@ CULE_FRAME void run_frame(Machine& m, const RomView& rom, uint8_t* buffers, Fram
       CULE_NEXT();
 #undef CULE_NEXT
 #undef CULE_DISPATCH
+#undef CULE_TR_FALLBACK
     scanline_done:;
     } else
 #endif

@@ -288,6 +288,18 @@ void bind_console(EmulatorClass& c) {
            "ALE's setMode/setDifficulty: applied by the next reset_game.")
       .def("act", &cule::Emulator::act, py::arg("env"), py::arg("action_a"), py::arg("action_b") = 18,
            py::arg("draw") = true)
+      .def("use_ops", [](cule::Emulator& e, uintptr_t ops, const std::vector<uint64_t>& layout) {
+        e.use_ops(reinterpret_cast<const cule::MapperOps*>(ops), layout);
+      }, py::arg("ops"), py::arg("layout"),
+           "Steps the game through the MapperOps at address `ops` (a translated core, cule.translate), "
+           "checked against `layout`.")
+      .def("code_maps", [](const cule::Emulator& e) {
+        const auto& maps = e.code_maps();
+        py::array_t<uint16_t> out((py::ssize_t)maps.size());
+        std::copy(maps.begin(), maps.end(), out.mutable_data());
+        return out;
+      }, "The code maps of the image (cule/cpp/console/console.hpp CodeMap): per 4K block, the entry of each "
+         "pc & 0x1FFF (an opcode, 256 outside the code window, or a TIA store's); empty for a mapper without.")
       .def("observe", [](const cule::Emulator& e) {
         py::array_t<uint8_t> screens({e.num_envs(), e.screen_height(), (int)cule::kScreenWidth});
         py::array_t<int32_t> lives(e.num_envs());

@@ -64,10 +64,10 @@ class BasicEmulator {
 
   BasicEmulator(std::vector<uint8_t> image, const RomSettings& settings, int game, int num_envs,
                 float repeat_action_probability, int max_num_frames_per_episode)
-      : image_(std::move(image)), settings_(settings), ops_(mapper_ops<GameSet>(settings.cart)), n_(num_envs) {
+      : image_(std::move(image)), settings_(settings), ops_(&mapper_ops<GameSet>(settings.cart)), n_(num_envs) {
     if (num_envs <= 0) throw std::invalid_argument("num_envs must be positive");
     if (game < 0 || game >= (int)GameId::kCount) throw std::invalid_argument("unknown game id");
-    const uint32_t need = ops_.rom_bytes;
+    const uint32_t need = ops_->rom_bytes;
     if (image_.size() < need)
       throw std::invalid_argument("a " + std::to_string(image_.size()) + "-byte image is too small for its mapper (" +
                                   std::to_string(need) + " bytes)");
@@ -75,7 +75,7 @@ class BasicEmulator {
     std::mt19937 mt(4753849u);
     for (auto& d : rng_draws_) d = (uint32_t)mt();
     rom_.image = image_.data();
-    code_maps_ = ops_.code_maps(image_.data(), (uint32_t)image_.size());
+    code_maps_ = ops_->code_maps(image_.data(), (uint32_t)image_.size());
     rom_.code_maps = code_maps_.empty() ? nullptr : code_maps_.data();
     rom_.rng_draws = rng_draws_.data();
     rom_.rng_count = kRngDraws;
@@ -97,17 +97,31 @@ class BasicEmulator {
     opt_.stack_num = 1;  // no pipeline until configure_vector
   }
 
+  // Steps the game through `ops` from now on: a core built for this game
+  // alone (host/translated_unit.cpp), whose `layout` (its
+  // cule_translated_layout) must match what this build shares with it.
+  void use_ops(const MapperOps* ops, const std::vector<uint64_t>& layout) {
+    const std::vector<uint64_t> own{sizeof(Machine), sizeof(BatchView), sizeof(MapperOps), ops_->rom_bytes};
+    if (!ops || layout != own)
+      throw std::invalid_argument("this core was not built from the extension's headers for this mapper: "
+                                  "rebuild it (python -m cule.translate --rebuild)");
+    ops_ = ops;
+  }
+
+  // The code maps of the image (CodeMap), empty for a mapper without.
+  const std::vector<uint16_t>& code_maps() const { return code_maps_; }
+
   int num_envs() const { return n_; }
   bool is_pal() const { return pal_; }
   int screen_height() const { return rom_.tia.height; }
   CartType cart() const { return settings_.cart; }
 
   // ---- single environments, as ALEInterface (tests, debugging)
-  void load(int env, uint32_t seed, int mode, int difficulty) { ops_.load(view(), check(env), seed, mode, difficulty); }
-  void set_mode(int env, int mode, int difficulty) { ops_.set_mode(view(), check(env), mode, difficulty); }
-  void reset_game(int env) { ops_.reset_game(view(), check(env)); }
+  void load(int env, uint32_t seed, int mode, int difficulty) { ops_->load(view(), check(env), seed, mode, difficulty); }
+  void set_mode(int env, int mode, int difficulty) { ops_->set_mode(view(), check(env), mode, difficulty); }
+  void reset_game(int env) { ops_->reset_game(view(), check(env)); }
   int act(int env, int action_a, int action_b, bool draw = true) {
-    return ops_.act(view(), check(env), action_a, action_b, draw);
+    return ops_->act(view(), check(env), action_a, action_b, draw);
   }
   // Copies every environment's current screen (palette indices) and lives.
   void observe(uint8_t* screens, int32_t* lives) const {
@@ -282,7 +296,7 @@ class BasicEmulator {
     check_ids(ids, count, true);
     if (force_reset && opt_.cache_size > 0 && count > 0 && seeds && seeds[0] >= 0) build_start_cache(seeds[0]);
     BatchRun r{view(), nullptr, ids, actions, seeds, force_reset};
-    with_step_policy(r.view.opt, [&](auto step) { r.run = ops_.run(step); });
+    with_step_policy(r.view.opt, [&](auto step) { r.run = ops_->run(step); });
     return r;
   }
 
@@ -359,7 +373,7 @@ class BasicEmulator {
     for (int i = 0; i < count; ++i) {
       const uint8_t* payload = rows + i * row_bytes + offset;
       faults[i] = digests && row_digest(payload, bytes) != digests[i] ? kStateDigest
-                                                                       : ops_.check_row(b, payload, with_rng);
+                                                                       : ops_->check_row(b, payload, with_rng);
     }
   }
   // Forks: src[i]'s state onto dst[i], in order.
@@ -447,9 +461,9 @@ class BasicEmulator {
     std::vector<uint8_t> screens, frames;
     for (int k = 0; k < k_count; ++k) {
       const BatchView b = view();
-      ops_.load(b, 0, (uint32_t)seed, opt_.default_mode, 0);
-      ops_.set_mode(b, 0, opt_.mode, opt_.difficulty);
-      ops_.ale_reset(b, 0, k % (opt_.noop_max > 0 ? opt_.noop_max : 1));
+      ops_->load(b, 0, (uint32_t)seed, opt_.default_mode, 0);
+      ops_->set_mode(b, 0, opt_.mode, opt_.difficulty);
+      ops_->ale_reset(b, 0, k % (opt_.noop_max > 0 ? opt_.noop_max : 1));
       machines.push_back(machines_[0]);
       envs.push_back(envs_[0]);
       screens.insert(screens.end(), buffers_.begin(), buffers_.begin() + 2 * frame_bytes());
@@ -470,7 +484,7 @@ class BasicEmulator {
   // The Console constructor, once: NTSC/PAL detection is the same for every
   // environment, so each load copies the resulting machine.
   void power_on_template() {
-    pal_ = ops_.power_on(power_on_, rom_, settings_, ale::controls_from_events(Events{}, config_.controllers));
+    pal_ = ops_->power_on(power_on_, rom_, settings_, ale::controls_from_events(Events{}, config_.controllers));
   }
 
   // Every array a BatchView points at, named once: f(name, field, host)
@@ -527,7 +541,7 @@ class BasicEmulator {
   std::vector<uint8_t> image_;
   std::vector<uint16_t> code_maps_;  // CodeMap's, for the host's frame loop (the launch shim's too)
   RomSettings settings_;
-  const MapperOps& ops_;
+  const MapperOps* ops_;
   int n_;
   bool pal_ = false;
   RomView rom_{};
