@@ -106,17 +106,17 @@ def cache_dir() -> Path:
 
 
 def _digest(*parts) -> str:
-    """A digest of what a build is made from: the core's headers, the unit, the generator and the compile
-    command's code, the compiler's version and `parts` (the rest of this module, its help and messages, leaves
-    builds valid)."""
+    """A digest of what a build is made from: the core's headers, the unit, the trace's, the generator's and
+    the compile command's code, the compiler's version and `parts` (the rest of this module, its help and
+    messages, leaves builds valid)."""
     from .kernels import CORE_HEADERS
 
     h = hashlib.sha256()
     for path in sorted([UNIT, *CORE_HEADERS.rglob("*.hpp"), *CORE_HEADERS.rglob("*.inc")]):
         h.update(path.read_bytes())
-    for code in (generate, _length, _may_switch_banks, _compile):
+    for code in (trace, generate, _length, _may_switch_banks, _compile):
         h.update(inspect.getsource(code).encode())
-    h.update(repr((FLAGS, sorted(_JAMS), sorted(_BRANCHES), _JUMPS, _RETURNS)).encode())
+    h.update(repr((FLAGS, TRACE_SEED, sorted(_JAMS), sorted(_BRANCHES), _JUMPS, _RETURNS)).encode())
     try:
         h.update(subprocess.run([CXX, "--version"], capture_output=True, text=True).stdout.encode())
     except OSError:
@@ -175,36 +175,39 @@ def _rom_and_cart(game: str):
 def trace(game: str, envs: int = TRACE_ENVS, steps: int = TRACE_STEPS, seed: int = TRACE_SEED,
           log=print) -> np.ndarray:
     """The image offsets `game` runs instructions at (bool per byte), over `steps` steps of `envs` environments
-    with random actions from its action set (the vector env's defaults otherwise)."""
-    import torch
-
-    from .vector_env import AtariVectorEnv
+    with random actions from its minimal action set, under the vector env's default settings (its block of
+    environments, stepped as the CPU backend steps it)."""
+    from . import _core
+    from .blocks import GameBlock
 
     rom = _rom_and_cart(game)
     key = _digest("trace", rom.md5, OPTIMISE)
     library = cache_dir() / f"trace-{rom.game}-{key}.so"
+    log = log or (lambda line: None)
     if not library.is_file():
         cache_dir().mkdir(parents=True, exist_ok=True)
         log(f"compiling {rom.game}'s core with the trace hook ({CXX}; about a minute)")
         partial = library.with_suffix(f".{os.getpid()}.tmp")
         _compile(rom.game, rom.bankswitch, partial, ["CULE_TRANSLATION_TRACE"])
         partial.replace(library)
-    env = AtariVectorEnv(rom.game, envs)
-    try:
-        use_library(env.blocks[0].emulator, library)
-        lib = _library(library)
-        marks = np.zeros(len(rom.data), np.uint8)
-        lib.cule_trace_take(marks.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint32(len(marks)))  # clear
-        env.reset(seed=seed)
-        rng = np.random.default_rng(seed)
-        t0 = time.perf_counter()
-        for t in range(steps):
-            env.step(torch.from_numpy(rng.integers(0, env.single_action_space.n, size=envs)))
-            if log and (t + 1) % 500 == 0:
-                log(f"  traced {t + 1}/{steps} steps, {time.perf_counter() - t0:.0f} s")
-        lib.cule_trace_take(marks.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint32(len(marks)))
-    finally:
-        env.close()
+    settings = {name: default for name, (default, _) in _core.vector_options.items()}
+    block = GameBlock(rom.game, envs, mode=None, difficulty=None, full_action_space=False, action_set=None,
+                      repeat_action_probability=0.0, emulator_limit=0, img_height=settings["img_height"],
+                      img_width=settings["img_width"], settings=settings, key={})
+    use_library(block.emulator, library)
+    lib = _library(library)
+    marks = np.zeros(len(rom.data), np.uint8)
+    lib.cule_trace_take(marks.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint32(len(marks)))  # clear
+    ids = np.arange(envs, dtype=np.int32)
+    block.emulator.vector_run(ids, np.zeros(envs, np.int32), np.arange(envs, dtype=np.int64) + seed, True, 0)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    for t in range(steps):
+        block.emulator.vector_run(ids, block.action_set[rng.integers(0, len(block.action_set), size=envs)], None,
+                                  False, 0)
+        if (t + 1) % 500 == 0:
+            log(f"  traced {t + 1}/{steps} steps, {time.perf_counter() - t0:.0f} s")
+    lib.cule_trace_take(marks.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint32(len(marks)))
     return marks.astype(bool)
 
 
