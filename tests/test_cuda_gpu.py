@@ -1,7 +1,8 @@
 """The CUDA backend on a real GPU: skipped cleanly where there is none.
 
 On a GPU machine: pip install -e ".[test,cuda]" && python -m pytest -q tests/test_cuda_gpu.py
-(CULE_GPU_GAMES=pong,breakout,... or =all chooses the games compared with the CPU backend;
+(CULE_GPU_GAMES=pong,breakout,... or =all chooses the games compared with the CPU backend one at a time;
+CULE_GPU_ALL_GAMES_STEPS=N steps all 104 in one batch beside it, about 90 s for 100 steps on an H200;
 python -m cule.benchmarks.gpu_session runs it with the benchmarks).
 """
 import os
