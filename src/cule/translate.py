@@ -101,8 +101,10 @@ def log_warning(line: str) -> None:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cule" / "translated"
+    """$XDG_CACHE_HOME/cule/translated (~/.cache/cule/translated), beside the kernels' user cache folder."""
+    from .kernels import user_cache_dir
+
+    return user_cache_dir().parent / "translated"
 
 
 def _digest(*parts) -> str:
@@ -225,8 +227,8 @@ def generate(image: bytes, cart: str, code_maps: np.ndarray, executed: np.ndarra
     def entry(key: int) -> int:
         return int(code_maps[(key >> 12 if banked else 0) * per_block + (0x1000 | (key & mask))])
 
-    labels = {k: entry(k) for k in np.flatnonzero(executed[:size]).tolist()
-              if entry(k) != 256 and not (entry(k) < 256 and entry(k) in _JAMS)}
+    entries = {k: entry(k) for k in np.flatnonzero(executed[:size]).tolist()}
+    labels = {k: e for k, e in entries.items() if e != 256 and not (e < 256 and e in _JAMS)}
     check = (lambda key: f"CULE_TR_CHECK({key}) ") if checked else (lambda key: "")
     out = []
     for key, e in labels.items():
