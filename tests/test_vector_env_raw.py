@@ -155,3 +155,49 @@ def test_step_outputs_are_declared_once_and_checked():
     assert arrays[4].tolist() == out[4]["frame_number"].tolist()
     with pytest.raises(ValueError, match="obs_shape holds 27888 bytes, an observation 28224"):
         env.emulator.results(ids, (4, 84, 83), False)
+
+
+def test_step_outputs_are_fresh_buffers_apart_from_each_other():
+    """A step's outputs are new buffers, each on a 64-byte boundary (cule.jax hands them to XLA without a copy):
+    writing into one leaves the others as they were, and the next step leaves the last step's alone."""
+    env = cule.AtariVectorEnv("pong", 3, num_threads=1)
+    env.reset(seed=0)
+    actions = torch.zeros(3, dtype=torch.long)
+    for _ in range(5):
+        env.step(actions)
+    obs, rewards, terminated, truncated, info = env.step(actions)
+    outputs = [obs, rewards, terminated, truncated, *info.values()]
+    assert all(t.data_ptr() % 64 == 0 for t in outputs)
+    kept = [t.clone() for t in outputs]
+    for k, t in enumerate(outputs):
+        t.fill_(1 if t.dtype == torch.bool else 7 + k)
+        assert all(torch.equal(u, v) for u, v in zip(outputs[k + 1:], kept[k + 1:])), k
+    written = [t.clone() for t in outputs]
+    env.step(actions)
+    assert all(torch.equal(u, v) for u, v in zip(outputs, written))
+
+
+def test_step_equals_send_then_recv():
+    """step() on whole synchronous batches skips the queue's bookkeeping; it gives what send() + recv() give,
+    and the two may be mixed."""
+    envs = [cule.AtariVectorEnv("breakout", 4, num_threads=2, repeat_action_probability=0.25) for _ in range(2)]
+    for env in envs:
+        env.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for k in range(40):
+        actions = torch.from_numpy(rng.integers(0, 4, 4))
+        a = envs[0].step(actions)
+        if k % 3:
+            envs[1].send(actions)
+            b = envs[1].recv()
+        else:
+            b = envs[1].step(actions)
+        for u, v in zip(a[:4], b[:4]):
+            assert torch.equal(u, v), k
+        assert all(torch.equal(a[4][name], b[4][name]) for name in a[4]), k
+    envs[0].send(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(RuntimeError, match="send\\(\\) twice"):
+        envs[0].step(torch.zeros(4, dtype=torch.long))
+    envs[0].close()
+    with pytest.raises(RuntimeError, match="closed"):
+        envs[0].step(torch.zeros(4, dtype=torch.long))

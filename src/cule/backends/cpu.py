@@ -29,7 +29,9 @@ class CpuBackend(Backend):
             if not actions.is_cpu:  # "cpu" and "cpu:0" alike
                 raise ValueError(f"actions are on {actions.device}, the environment on {self.device}: "
                                  f"move them with .to({str(self.device)!r})")
-            actions = actions.detach().numpy()  # a float tensor that requires grad gets the dtype error below
+            # detach() makes a new tensor each step; only a float tensor that requires grad needs it (and then
+            # gets the dtype error below)
+            actions = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         else:
             actions = np.asarray(actions)
         if self.continuous_threshold is not None:

@@ -230,12 +230,24 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   cule::StepOutputs out{};
   out.obs = obs.mutable_data();
   out.final_obs = final_obs ? final_obs->mutable_data() : nullptr;
+  // The small outputs share one allocation, each at a 64-byte boundary: an allocation and a capsule per step
+  // instead of one per output. The observations keep their own, so that keeping a step's rewards does not
+  // keep its observations alive.
+  size_t outputs_bytes = 0;
+#define CULE_OUTPUT_BYTES(type, name, element, field) outputs_bytes += (count * sizeof(element) + 63) / 64 * 64;
+  CULE_STEP_OUTPUTS(CULE_OUTPUT_BYTES)
+#undef CULE_OUTPUT_BYTES
+  auto* block = static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, outputs_bytes)));
+  if (!block) throw std::bad_alloc();
+  py::capsule owner(block, [](void* p) { std::free(p); });
   py::list arrays;
-#define CULE_MAKE_OUTPUT(type, name, element, field)      \
-  {                                                       \
-    auto a = aligned_array<element>({(py::ssize_t)count}); \
-    out.name = reinterpret_cast<type*>(a.mutable_data()); \
-    arrays.append(a);                                     \
+  size_t at = 0;
+#define CULE_MAKE_OUTPUT(type, name, element, field)                                                     \
+  {                                                                                                      \
+    py::array_t<element> a({(py::ssize_t)count}, reinterpret_cast<element*>(block + at), owner);        \
+    out.name = reinterpret_cast<type*>(block + at);                                                      \
+    at += (count * sizeof(element) + 63) / 64 * 64;                                                      \
+    arrays.append(a);                                                                                    \
   }
   CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
 #undef CULE_MAKE_OUTPUT
