@@ -51,9 +51,10 @@ from pathlib import Path
 
 import numpy as np
 
-# The mappers whose translated loops were checked against their own (tests/test_translate.py): images of one
-# 4K window (2K, 4K) and 4K banks switched by hotspots (F8).
-TRANSLATABLE = ("2K", "4K", "F8")
+# The mappers whose translated loops were checked against ale-py (tests/test_translate.py): images of one
+# 4K window (2K, 4K) and 4K banks switched by hotspots (F8, F6), with SuperChip RAM (F8SC, F6SC: its ports
+# are outside the code map, so code run from it goes through the code map's dispatch).
+TRANSLATABLE = ("2K", "4K", "F8", "F6", "F8SC", "F6SC")
 TRACE_ENVS, TRACE_STEPS, TRACE_SEED = 16, 2000, 0
 CXX = os.environ.get("CXX", "g++")
 FLAGS = ("-std=c++17", "-g1", "-fPIC", "-shared", "-fvisibility=hidden")  # -g1: as the extension

@@ -671,7 +671,8 @@ CULE_HOT void run_entry(Regs& c, Bus& bus) {
 
 #if defined(CULE_TRANSLATED) || defined(CULE_TRANSLATION_TRACE)
 // Where the instruction at `pc` (in the cartridge's window) sits in the image: its offset in a 2K or 4K
-// image, its bank's base plus its offset in a 4K bank (F8), under the banks in place.
+// image, its bank's base plus its offset in a 4K bank (F8, F6 and their SuperChip variants), under the banks
+// in place.
 template <class Cart, class Bus>
 CULE_HOT uint32_t translated_key(const Bus& bus, uint16_t pc) {
   if constexpr (Cart::kRomBytes > 0x1000) {
