@@ -191,11 +191,12 @@ void run_batches(cule::ThreadPool& pool, const std::vector<cule::Emulator*>& emu
 
 // A new C-order array whose data starts on a 64-byte boundary: what XLA's CPU client needs to take a buffer
 // over through DLPack without a copy (cule.jax), and a whole cache line for each thread's first row.
+constexpr size_t whole_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
 template <typename T>
 py::array_t<T> aligned_array(const std::vector<py::ssize_t>& shape) {
   size_t count = 1;
   for (py::ssize_t d : shape) count *= (size_t)d;
-  const size_t bytes = std::max<size_t>(64, (count * sizeof(T) + 63) / 64 * 64);
+  const size_t bytes = std::max<size_t>(64, whole_lines(count * sizeof(T)));
   void* data = std::aligned_alloc(64, bytes);
   if (!data) throw std::bad_alloc();
   py::capsule owner(data, [](void* p) { std::free(p); });
@@ -234,7 +235,7 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   // instead of one per output. The observations keep their own, so that keeping a step's rewards does not
   // keep its observations alive.
   size_t outputs_bytes = 0;
-#define CULE_OUTPUT_BYTES(type, name, element, field) outputs_bytes += (count * sizeof(element) + 63) / 64 * 64;
+#define CULE_OUTPUT_BYTES(type, name, element, field) outputs_bytes += whole_lines(count * sizeof(element));
   CULE_STEP_OUTPUTS(CULE_OUTPUT_BYTES)
 #undef CULE_OUTPUT_BYTES
   auto* block = static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, outputs_bytes)));
@@ -246,7 +247,7 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   {                                                                                                      \
     py::array_t<element> a({(py::ssize_t)count}, reinterpret_cast<element*>(block + at), owner);        \
     out.name = reinterpret_cast<type*>(block + at);                                                      \
-    at += (count * sizeof(element) + 63) / 64 * 64;                                                      \
+    at += whole_lines(count * sizeof(element));                                                          \
     arrays.append(a);                                                                                    \
   }
   CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
