@@ -149,12 +149,15 @@ def test_step_outputs_are_declared_once_and_checked():
         value = returned.get(name, out[4].get(name))
         assert value.numpy().dtype == dtype and value.shape == (2,), name
     ids = np.arange(2, dtype=np.int32)
-    frames, final, arrays = env.emulator.results(ids, (4, 84, 84), False)
+    frames, final, arrays, env_ids = env.emulator.results(ids, (4, 84, 84), False)
     assert np.array_equal(frames, out[0].numpy()) and final is None
     assert [a.dtype for a in arrays] == list(cule._core.step_outputs.values())
     assert arrays[4].tolist() == out[4]["frame_number"].tolist()
+    assert env_ids.dtype == np.int32 and env_ids.tolist() == [0, 1] and not np.shares_memory(env_ids, ids)
     with pytest.raises(ValueError, match="obs_shape holds 27888 bytes, an observation 28224"):
         env.emulator.results(ids, (4, 84, 83), False)
+    with pytest.raises(ValueError, match="env_ids .int32. needs one entry per environment"):
+        cule._core.results_at([env.emulator], [ids], [None], (4, 84, 84), False, None, np.arange(3, dtype=np.int32))
 
 
 def test_step_outputs_are_fresh_buffers_apart_from_each_other():

@@ -184,11 +184,11 @@ class MixedBackend(Backend):
         split = self.split(ids)
         if self._pool is not None:  # one call fills the batch's arrays
             obs_shape = self.parts[0].obs_shape
-            obs, final, outputs = _core.results_at([self.parts[k].emulator for k, _, _ in split],
-                                                   [local for _, _, local in split],
-                                                   [positions for _, positions, _ in split], obs_shape, same_step,
-                                                   self._pool if self._background.executor is None else None)
-            return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
+            obs, final, outputs, env_ids = _core.results_at(
+                [self.parts[k].emulator for k, _, _ in split], [local for _, _, local in split],
+                [positions for _, positions, _ in split], obs_shape, same_step,
+                self._pool if self._background.executor is None else None, ids)
+            return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(env_ids),
                               None if final is None else torch.from_numpy(final))
         obs_shape = self.parts[0].obs_shape
         results = []  # (positions on the device, [obs, *step outputs, final_obs or None]) per mapper group

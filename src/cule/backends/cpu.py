@@ -57,16 +57,15 @@ class CpuBackend(Backend):
         return self._background.submit(self.emulator.vector_run, *args)
 
     def gather(self, ids, same_step):
-        obs, final, outputs = self._results(ids, same_step)
-        # torch's copy of the ids, not numpy's: torch allocates on 64 bytes, which XLA's CPU client needs to take
-        # a buffer without a copy (cule.jax)
-        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(ids).clone(),
+        obs, final, outputs, env_ids = self._results(ids, same_step)
+        # every array starts on 64 bytes, which XLA's CPU client needs to take a buffer without a copy (cule.jax)
+        return StepResult(torch.from_numpy(obs), *map(torch.from_numpy, outputs), torch.from_numpy(env_ids),
                           None if final is None else torch.from_numpy(final))
 
     def gather_arrays(self, ids, same_step):
         """gather() as the fresh numpy arrays the tensors wrap: for cule.AtariEnv, whose outputs are numpy."""
-        obs, final, outputs = self._results(ids, same_step)
-        return StepResult(obs, *outputs, ids.copy(), final)
+        obs, final, outputs, env_ids = self._results(ids, same_step)
+        return StepResult(obs, *outputs, env_ids, final)
 
     def _results(self, ids, same_step):
         # the step's threads copy the results too, unless a step may be running on them in the background

@@ -577,48 +577,52 @@ CULE_HD void end_of_line(Tia& t) {
 }
 
 // updateFrame: make the picture final up to colour clock `clock` (TIA::updateFrame).
+// Written for few conditional branches, since which way each goes depends on
+// where in the line the kernel wrote: the three reasons to draw nothing are
+// one test, a piece's length and its start past HBLANK are selects, and
+// whether the piece ends the line decides both the line's bookkeeping and
+// whether another piece follows.
 CULE_CATCH_UP void render_to(Tia& t, uint8_t* frame, int32_t clock) {
-  if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
+  if ((clock < t.start_display_clock) | (t.last_update_clock >= t.stop_display_clock) |
+      (t.last_update_clock >= clock))
     return;
-  if (clock > t.stop_display_clock) clock = t.stop_display_clock;
-  do {
-    int h = kClocksPerLine - t.clocks_to_end_of_line;
-    int count;
+  clock = clock > t.stop_display_clock ? t.stop_display_clock : clock;
+  // A reset during a partial frame leaves lastUpdate at the frame's line 0
+  // (TIA::reset, TIA::frameReset), so Stella draws up to YStart lines more than the window into
+  // its 300-row buffer, below the rows anyone reads. Our buffer is the
+  // window alone: those pixels are dropped (collisions still latch).
+  const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
+  for (;;) {
+    const int to_end = t.clocks_to_end_of_line;
+    const int h_from = kClocksPerLine - to_end;
     // Strict '>': a target exactly at a line end leaves clocks_to_end_of_line
     // at 0, deferring the end-of-line work to the next call (TIA::updateFrame).
-    if (clock > t.last_update_clock + t.clocks_to_end_of_line) {
-      count = t.clocks_to_end_of_line;
-      t.clocks_to_end_of_line = kClocksPerLine;
-      t.last_update_clock += count;
-    } else {
-      count = clock - t.last_update_clock;
-      t.clocks_to_end_of_line -= count;
-      t.last_update_clock = clock;
-    }
-    if (h < kHBlankClocks) {
-      const int skip = (kHBlankClocks - h) < count ? (kHBlankClocks - h) : count;
-      h += skip;
-      count -= skip;
-    }
+    const int32_t wanted = clock - t.last_update_clock;
+    const bool ends_line = wanted > to_end;
+    const int clocks = wanted < to_end ? wanted : to_end;
+    t.clocks_to_end_of_line = ends_line ? kClocksPerLine : to_end - clocks;
+    t.last_update_clock += clocks;
+    // Clocks inside HBLANK draw nothing: h is where the piece's pixels (and
+    // the HMOVE bar's test) start.
+    const int h_visible = h_from + clocks < kHBlankClocks ? h_from + clocks : kHBlankClocks;
+    const int h = h_from > h_visible ? h_from : h_visible;
+    const int count = clocks - (h - h_from);
     const uint32_t piece_start = t.frame_pixel;
-    // A reset during a partial frame leaves lastUpdate at the frame's line 0
-    // (TIA::reset, TIA::frameReset), so Stella draws up to YStart lines more than the window into
-    // its 300-row buffer, below the rows anyone reads. Our buffer is the
-    // window alone: those pixels are dropped (collisions still latch).
-    const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
     if (count != 0) {
       draw_pixels(t, piece_start + (uint32_t)count <= window_end ? frame : nullptr, h - kHBlankClocks, count);
       t.frame_pixel += count;
     }
     // The HMOVE bar is painted after drawing, so pixels under it still
     // collided; Stella clears (76 - h) bytes from the piece start.
-    if (t.hmove_blank_pending && h < kHBlankClocks + 8) {
+    if ((t.hmove_blank_pending != 0) & (h < kHBlankClocks + 8)) {
       const int blanks = kHBlankClocks + 8 - h;
       if (frame && piece_start + (uint32_t)blanks <= window_end) fill_bytes(frame + piece_start, 0, blanks);
-      if (count + h >= kHBlankClocks + 8) t.hmove_blank_pending = 0;
+      t.hmove_blank_pending = (uint8_t)(count + h < kHBlankClocks + 8);
     }
-    if (t.clocks_to_end_of_line == kClocksPerLine) end_of_line(t);
-  } while (t.last_update_clock < clock);
+    // A piece that ends its line leaves clock further on; one that does not reaches it.
+    if (!ends_line) return;
+    end_of_line(t);
+  }
 }
 
 // Sums and differences of colour clocks wrap at 32 bits, as Stella's Int32

@@ -203,12 +203,15 @@ py::array_t<T> aligned_array(const std::vector<py::ssize_t>& shape) {
   return py::array_t<T>(shape, static_cast<T*>(data), owner);
 }
 
+constexpr size_t kReleaseGilBytes = 1 << 20;  // observations a gather copies before it lets go of the GIL
+
 // Results of environments `ids[k]` of `emulators[k]`, each at batch positions `positions[k]` (None: 0, 1, ...)
 // of arrays made here: one call instead of an allocation per output from Python. The copies run on `pool`'s
-// threads (null: this thread).
+// threads (null: this thread). `env_ids`, the batch's ids as the caller numbers them, comes back copied
+// beside the small outputs: a copy made in torch (clone) cost as much as wrapping all six outputs.
 py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::vector<Ids>& ids,
                      const std::vector<std::optional<Ids>>& positions, const py::tuple& obs_shape, bool same_step,
-                     cule::ThreadPool* pool) {
+                     cule::ThreadPool* pool, const std::optional<Ids>& env_ids) {
   size_t count = 0;
   for (size_t k = 0; k < emulators.size(); ++k) {
     if (ids[k].ndim() != 1 || (positions[k] && positions[k]->size() != ids[k].size()))
@@ -225,6 +228,8 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   for (const auto& p : positions)
     for (py::ssize_t i = 0; p && i < p->size(); ++i)
       if (p->data()[i] < 0 || (size_t)p->data()[i] >= count) throw std::out_of_range("a position is outside the batch");
+  if (env_ids && (env_ids->ndim() != 1 || (size_t)env_ids->size() != count))
+    throw std::invalid_argument("env_ids (int32) needs one entry per environment of the batch");
   py::array_t<uint8_t> obs = aligned_array<uint8_t>(shape);
   std::optional<py::array_t<uint8_t>> final_obs;
   if (same_step) final_obs.emplace(aligned_array<uint8_t>(shape));
@@ -238,6 +243,8 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
 #define CULE_OUTPUT_BYTES(type, name, element, field) outputs_bytes += whole_lines(count * sizeof(element));
   CULE_STEP_OUTPUTS(CULE_OUTPUT_BYTES)
 #undef CULE_OUTPUT_BYTES
+  const size_t ids_at = outputs_bytes;
+  if (env_ids) outputs_bytes += whole_lines(count * sizeof(int32_t));
   auto* block = static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, outputs_bytes)));
   if (!block) throw std::bad_alloc();
   py::capsule owner(block, [](void* p) { std::free(p); });
@@ -252,8 +259,17 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
   }
   CULE_STEP_OUTPUTS(CULE_MAKE_OUTPUT)
 #undef CULE_MAKE_OUTPUT
+  py::object ids_copy = py::none();
+  if (env_ids) {
+    auto* copy = reinterpret_cast<int32_t*>(block + ids_at);
+    std::copy(env_ids->data(), env_ids->data() + count, copy);
+    ids_copy = py::array_t<int32_t>({(py::ssize_t)count}, copy, owner);
+  }
   {
-    py::gil_scoped_release release;
+    // A small batch's copy takes about as long as handing the GIL over and back (a mutex, a condition
+    // variable and thread-state swaps each way), so only a large one lets other Python threads run meanwhile.
+    std::optional<py::gil_scoped_release> release;
+    if (count * bytes >= kReleaseGilBytes) release.emplace();
     std::vector<cule::Emulator::BatchGather> gathers;
     std::vector<int> counts;
     for (size_t k = 0; k < emulators.size(); ++k) {
@@ -264,7 +280,7 @@ py::tuple results_at(const std::vector<cule::Emulator*>& emulators, const std::v
     cule::run_batches(pool, gathers, counts);
   }
   // SameStep: final_obs on every step (zeros where no episode ended), as every backend gives it
-  return py::make_tuple(obs, final_obs ? py::object(*final_obs) : py::none(), py::tuple(arrays));
+  return py::make_tuple(obs, final_obs ? py::object(*final_obs) : py::none(), py::tuple(arrays), ids_copy);
 }
 
 // The debug views, generated from the structs' field lists (field_views.hpp).
@@ -331,11 +347,12 @@ void bind_vector(EmulatorClass& c) {
            "Steps the listed environments with action words (ALE action ids; continuous actions add a paddle "
            "step above the id, cule.continuous), or resets them (force_reset=True).")
       .def("results", [](cule::Emulator& e, Ids ids, const py::tuple& obs_shape, bool same_step, bool threads) {
-        return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step, threads ? e.pool() : nullptr);
+        return results_at({&e}, {ids}, {std::nullopt}, obs_shape, same_step, threads ? e.pool() : nullptr, ids);
       }, py::arg("ids"), py::arg("obs_shape"), py::arg("same_step"), py::arg("threads") = true,
            "The listed environments' latest results in fresh arrays: (obs [count, *obs_shape], final_obs (SameStep: "
-           "zeros where no episode ended) or None, a tuple of one array per output of cule._core.step_outputs). "
-           "threads: copy them on the last run's threads (False while a run may be going on in the background).");
+           "zeros where no episode ended) or None, a tuple of one array per output of cule._core.step_outputs, "
+           "a copy of ids). threads: copy them on the last run's threads (False while a run may be going on in the "
+           "background).");
 }
 
 // Environment states: saved rows, restored, forked.
@@ -466,9 +483,10 @@ void bind_emulator(py::module_& m) {
         "Emulator.vector_run for several emulators at once, their environments shared out over one pool's threads "
         "(seeds: None or int64 per emulator).");
   m.def("results_at", &results_at, py::arg("emulators"), py::arg("ids"), py::arg("positions"), py::arg("obs_shape"),
-        py::arg("same_step"), py::arg("pool") = nullptr,
+        py::arg("same_step"), py::arg("pool") = nullptr, py::arg("env_ids") = py::none(),
         "Emulator.results for several emulators into one batch: emulator k's environments ids[k] at batch positions "
-        "positions[k] (int32, or None for 0, 1, ...), copied on the pool's threads (None: this thread).");
+        "positions[k] (int32, or None for 0, 1, ...), copied on the pool's threads (None: this thread); the fourth "
+        "result is a copy of env_ids (int32, one per environment of the batch), or None without them.");
   py::list batch_arrays;  // the names a device backend keeps a batch's arrays under
 #define CULE_ARRAY_NAME(name, field, storage) batch_arrays.append(#name);
   CULE_BATCH_ARRAYS(CULE_ARRAY_NAME)
