@@ -449,24 +449,28 @@ CULE_HD void store8(uint8_t* p, uint64_t v) {
 #endif
 }
 
-// Colours the pixels of `pixels` inside `piece`, eight at a time: a set
+// Colours the pixels of `pixels` inside `piece`, sixteen at a time: a set
 // pixel's byte takes the colour, the others keep theirs (little-endian: pixel
-// k of a group is byte k). Bits past pixel 159 are never set.
+// k of a unit is byte k). Bits past pixel 159 are never set, and 160 is ten
+// whole units. Units of 16 rather than groups of 8 halve the loop's turns,
+// each a branch whose count changes from piece to piece.
 CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece, uint8_t colour) {
   const uint64_t fill = 0x0101010101010101ull * colour;
   for (int i = 0; i < 3; ++i) {
     uint64_t v = pixels.w[i] & piece.w[i];
     while (v) {
-      const int group = lowest_bit(v) >> 3;
-      const uint64_t bits = (v >> (group * 8)) & 0xFF;
-      uint8_t* p = line + i * 64 + group * 8;
-      if (bits == 0xFF) {  // a whole group: most groups of wide objects and the playfield
+      const int unit = lowest_bit(v) >> 4;
+      const uint64_t bits = (v >> (unit * 16)) & 0xFFFF;
+      uint8_t* p = line + i * 64 + unit * 16;
+      if (bits == 0xFFFF) {
         store8(p, fill);
+        store8(p + 8, fill);
       } else {
-        const uint64_t mask = expand_byte(bits);
-        store8(p, (load8(p) & ~mask) | (fill & mask));
+        const uint64_t lo = expand_byte(bits & 0xFF), hi = expand_byte(bits >> 8);
+        store8(p, (load8(p) & ~lo) | (fill & lo));
+        store8(p + 8, (load8(p + 8) & ~hi) | (fill & hi));
       }
-      v &= ~(0xFFull << (group * 8));
+      v &= ~(0xFFFFull << (unit * 16));
     }
   }
 }
