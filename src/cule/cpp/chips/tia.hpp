@@ -454,10 +454,25 @@ CULE_HD void store8(uint8_t* p, uint64_t v) {
 // k of a unit is byte k). Bits past pixel 159 are never set, and 160 is ten
 // whole units. Units of 16 rather than groups of 8 halve the loop's turns,
 // each a branch whose count changes from piece to piece.
+// The device keeps groups of 8: units of 16 cost its run kernel a spill.
 CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece, uint8_t colour) {
   const uint64_t fill = 0x0101010101010101ull * colour;
   for (int i = 0; i < 3; ++i) {
     uint64_t v = pixels.w[i] & piece.w[i];
+#if CULE_DEVICE_CODE
+    while (v) {
+      const int group = lowest_bit(v) >> 3;
+      const uint64_t bits = (v >> (group * 8)) & 0xFF;
+      uint8_t* p = line + i * 64 + group * 8;
+      if (bits == 0xFF) {
+        store8(p, fill);
+      } else {
+        const uint64_t mask = expand_byte(bits);
+        store8(p, (load8(p) & ~mask) | (fill & mask));
+      }
+      v &= ~(0xFFull << (group * 8));
+    }
+#else
     while (v) {
       const int unit = lowest_bit(v) >> 4;
       const uint64_t bits = (v >> (unit * 16)) & 0xFFFF;
@@ -472,6 +487,7 @@ CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece,
       }
       v &= ~(0xFFFFull << (unit * 16));
     }
+#endif
   }
 }
 
