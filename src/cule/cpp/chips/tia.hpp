@@ -449,45 +449,33 @@ CULE_HD void store8(uint8_t* p, uint64_t v) {
 #endif
 }
 
-// Colours the pixels of `pixels` inside `piece`, sixteen at a time: a set
-// pixel's byte takes the colour, the others keep theirs (little-endian: pixel
-// k of a unit is byte k). Bits past pixel 159 are never set, and 160 is ten
-// whole units. Units of 16 rather than groups of 8 halve the loop's turns,
-// each a branch whose count changes from piece to piece.
-// The device keeps groups of 8: units of 16 cost its run kernel a spill.
+// Colours the pixels of `pixels` inside `piece`, one unit of 8 * kPaintWords
+// pixels at a time: a set pixel's byte takes the colour, the others keep
+// theirs (little-endian: pixel k of a unit is byte k). Bits past pixel 159 are
+// never set, and 160 is a whole number of units. The host paints 16 pixels a
+// unit, halving the loop's turns, each a branch whose count changes from piece
+// to piece; the device paints 8, as 16 cost its run kernel a spill.
+constexpr int kPaintWords = CULE_DEVICE_CODE ? 1 : 2;
 CULE_HD void paint(uint8_t* line, const LineBits& pixels, const LineBits& piece, uint8_t colour) {
+  constexpr int kShift = kPaintWords == 1 ? 3 : 4;  // log2 of the unit's pixels
+  constexpr uint64_t kUnit = (1ull << (8 * kPaintWords)) - 1;
   const uint64_t fill = 0x0101010101010101ull * colour;
   for (int i = 0; i < 3; ++i) {
     uint64_t v = pixels.w[i] & piece.w[i];
-#if CULE_DEVICE_CODE
     while (v) {
-      const int group = lowest_bit(v) >> 3;
-      const uint64_t bits = (v >> (group * 8)) & 0xFF;
-      uint8_t* p = line + i * 64 + group * 8;
-      if (bits == 0xFF) {
-        store8(p, fill);
+      const int unit = lowest_bit(v) >> kShift;
+      const uint64_t bits = (v >> (unit << kShift)) & kUnit;
+      uint8_t* p = line + i * 64 + (unit << kShift);
+      if (bits == kUnit) {
+        for (int k = 0; k < kPaintWords; ++k) store8(p + 8 * k, fill);
       } else {
-        const uint64_t mask = expand_byte(bits);
-        store8(p, (load8(p) & ~mask) | (fill & mask));
+        for (int k = 0; k < kPaintWords; ++k) {
+          const uint64_t mask = expand_byte((bits >> (8 * k)) & 0xFF);
+          store8(p + 8 * k, (load8(p + 8 * k) & ~mask) | (fill & mask));
+        }
       }
-      v &= ~(0xFFull << (group * 8));
+      v &= ~(kUnit << (unit << kShift));
     }
-#else
-    while (v) {
-      const int unit = lowest_bit(v) >> 4;
-      const uint64_t bits = (v >> (unit * 16)) & 0xFFFF;
-      uint8_t* p = line + i * 64 + unit * 16;
-      if (bits == 0xFFFF) {
-        store8(p, fill);
-        store8(p + 8, fill);
-      } else {
-        const uint64_t lo = expand_byte(bits & 0xFF), hi = expand_byte(bits >> 8);
-        store8(p, (load8(p) & ~lo) | (fill & lo));
-        store8(p + 8, (load8(p + 8) & ~hi) | (fill & hi));
-      }
-      v &= ~(0xFFFFull << (unit * 16));
-    }
-#endif
   }
 }
 
