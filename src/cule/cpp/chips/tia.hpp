@@ -584,6 +584,54 @@ CULE_HD void end_of_line(Tia& t) {
   }
 }
 
+#if CULE_DEVICE_CODE
+// updateFrame: make the picture final up to colour clock `clock` (TIA::updateFrame).
+// The device keeps the branching form below: the host's selects (the #else)
+// cost the DPC build's run kernel an 8-byte spill on sm_90 (ptxas, nvcc 13.0).
+CULE_CATCH_UP void render_to(Tia& t, uint8_t* frame, int32_t clock) {
+  if (clock < t.start_display_clock || t.last_update_clock >= t.stop_display_clock || t.last_update_clock >= clock)
+    return;
+  if (clock > t.stop_display_clock) clock = t.stop_display_clock;
+  do {
+    int h = kClocksPerLine - t.clocks_to_end_of_line;
+    int count;
+    // Strict '>': a target exactly at a line end leaves clocks_to_end_of_line
+    // at 0, deferring the end-of-line work to the next call (TIA::updateFrame).
+    if (clock > t.last_update_clock + t.clocks_to_end_of_line) {
+      count = t.clocks_to_end_of_line;
+      t.clocks_to_end_of_line = kClocksPerLine;
+      t.last_update_clock += count;
+    } else {
+      count = clock - t.last_update_clock;
+      t.clocks_to_end_of_line -= count;
+      t.last_update_clock = clock;
+    }
+    if (h < kHBlankClocks) {
+      const int skip = (kHBlankClocks - h) < count ? (kHBlankClocks - h) : count;
+      h += skip;
+      count -= skip;
+    }
+    const uint32_t piece_start = t.frame_pixel;
+    // A reset during a partial frame leaves lastUpdate at the frame's line 0
+    // (TIA::reset, TIA::frameReset), so Stella draws up to YStart lines more than the window into
+    // its 300-row buffer, below the rows anyone reads. Our buffer is the
+    // window alone: those pixels are dropped (collisions still latch).
+    const uint32_t window_end = (uint32_t)t.config.height * kScreenWidth;
+    if (count != 0) {
+      draw_pixels(t, piece_start + (uint32_t)count <= window_end ? frame : nullptr, h - kHBlankClocks, count);
+      t.frame_pixel += count;
+    }
+    // The HMOVE bar is painted after drawing, so pixels under it still
+    // collided; Stella clears (76 - h) bytes from the piece start.
+    if (t.hmove_blank_pending && h < kHBlankClocks + 8) {
+      const int blanks = kHBlankClocks + 8 - h;
+      if (frame && piece_start + (uint32_t)blanks <= window_end) fill_bytes(frame + piece_start, 0, blanks);
+      if (count + h >= kHBlankClocks + 8) t.hmove_blank_pending = 0;
+    }
+    if (t.clocks_to_end_of_line == kClocksPerLine) end_of_line(t);
+  } while (t.last_update_clock < clock);
+}
+#else
 // updateFrame: make the picture final up to colour clock `clock` (TIA::updateFrame).
 // Written for few conditional branches, since which way each goes depends on
 // where in the line the kernel wrote: the three reasons to draw nothing are
@@ -632,6 +680,7 @@ CULE_CATCH_UP void render_to(Tia& t, uint8_t* frame, int32_t clock) {
     end_of_line(t);
   }
 }
+#endif
 
 // Sums and differences of colour clocks wrap at 32 bits, as Stella's Int32
 // arithmetic does on the machines ALE runs on (a ROM that never ends a frame
